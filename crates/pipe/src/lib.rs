@@ -1,0 +1,1 @@
+//! Lock-free SPSC pipe (being written).

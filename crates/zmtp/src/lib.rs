@@ -1,0 +1,2 @@
+//! Sans-IO ZMTP 3.1 (being written).
+#![forbid(unsafe_code)]

@@ -1,0 +1,1 @@
+//! ferromq (being written).
