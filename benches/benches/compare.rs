@@ -1,0 +1,279 @@
+//! The comparison matrix: ferromq against libzmq, side by side in one run.
+//!
+//! `cargo bench -p ferromq-benches --bench compare` runs the quick mode (64 B and 64 KiB, every
+//! pattern and transport); `-- --full` runs all six sizes. Each cell is measured `--reps` times
+//! per library, alternating the libraries' order, and the median is reported. Results go to
+//! docs/performance.md (between the matrix markers), docs/perf/matrix.csv and one SVG plot per
+//! transport in docs/perf/.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use ferromq_benches::backend::{Backend, BenchResult};
+use ferromq_benches::libzmq::Libzmq;
+use ferromq_benches::matrix::{latency, throughput, Latency, Pattern, Throughput, Transport};
+use ferromq_benches::report::{self, median, Row};
+use ferromq_benches::{ferromq::Ferromq, plot};
+
+const QUICK_SIZES: [usize; 2] = [64, 65536];
+const FULL_SIZES: [usize; 6] = [64, 256, 1024, 65536, 131072, 262144];
+
+struct Options {
+    full: bool,
+    reps: usize,
+    patterns: Vec<Pattern>,
+    transports: Vec<Transport>,
+    sizes: Vec<usize>,
+    out_dir: PathBuf,
+    write_docs: bool,
+}
+
+fn parse_args() -> Options {
+    let mut o = Options {
+        full: false,
+        reps: 3,
+        patterns: Pattern::ALL.to_vec(),
+        transports: Transport::ALL.to_vec(),
+        sizes: Vec::new(),
+        out_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs"),
+        write_docs: true,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--full" => o.full = true,
+            "--quick" => o.full = false,
+            "--reps" => o.reps = args.next().and_then(|v| v.parse().ok()).unwrap_or(3).max(1),
+            "--no-docs" => o.write_docs = false,
+            "--out-dir" => {
+                if let Some(v) = args.next() {
+                    o.out_dir = PathBuf::from(v);
+                }
+            }
+            "--patterns" => {
+                let v = args.next().unwrap_or_default().to_uppercase();
+                o.patterns = Pattern::ALL
+                    .into_iter()
+                    .filter(|p| v.split(',').any(|n| n == p.name()))
+                    .collect();
+            }
+            "--transports" => {
+                let v = args.next().unwrap_or_default().to_lowercase();
+                o.transports = Transport::ALL
+                    .into_iter()
+                    .filter(|t| v.split(',').any(|n| n == t.name()))
+                    .collect();
+            }
+            "--sizes" => {
+                o.sizes = args
+                    .next()
+                    .unwrap_or_default()
+                    .split(',')
+                    .filter_map(|s| s.parse().ok())
+                    .collect();
+            }
+            // cargo bench passes --bench; criterion-style filters are not used here.
+            _ => {}
+        }
+    }
+    if o.sizes.is_empty() {
+        o.sizes = if o.full {
+            FULL_SIZES.to_vec()
+        } else {
+            QUICK_SIZES.to_vec()
+        };
+    }
+    o
+}
+
+/// Message counts sized so one run takes a fraction of a second on a 2-core machine.
+fn counts(size: usize, full: bool) -> (usize, usize) {
+    let scale = if full { 3 } else { 1 };
+    let thr = (16_000_000 / size).clamp(1_000, 100_000) * scale;
+    let lat = if size <= 1024 { 2_000 } else { 400 } * scale;
+    (thr, lat)
+}
+
+struct Libraries {
+    ferromq: Ferromq,
+    libzmq: Libzmq,
+}
+
+const NAMES: [&str; 2] = [Ferromq::NAME, Libzmq::NAME];
+
+impl Libraries {
+    fn throughput(&self, lib: usize, p: Pattern, t: Transport, size: usize, n: usize) -> BenchResult<Throughput> {
+        match lib {
+            0 => throughput(&self.ferromq, p, t, size, n),
+            _ => throughput(&self.libzmq, p, t, size, n),
+        }
+    }
+
+    fn latency(&self, lib: usize, p: Pattern, t: Transport, size: usize, n: usize) -> BenchResult<Latency> {
+        match lib {
+            0 => latency(&self.ferromq, p, t, size, n),
+            _ => latency(&self.libzmq, p, t, size, n),
+        }
+    }
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{cores} vCPU, {cpu}, unpinned")
+}
+
+fn main() {
+    let o = parse_args();
+    let libs = match (Ferromq::new(), Libzmq::new()) {
+        (Ok(ferromq), Ok(libzmq)) => Libraries { ferromq, libzmq },
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("cannot create contexts: {e}");
+            std::process::exit(1);
+        }
+    };
+    let cells = o.patterns.len() * o.transports.len() * o.sizes.len();
+    eprintln!(
+        "comparison matrix: {} mode, {cells} cells x {} libraries x {} reps, throughput + latency",
+        if o.full { "full" } else { "quick" },
+        NAMES.len(),
+        o.reps
+    );
+    let started = Instant::now();
+    let mut rows = Vec::new();
+    let mut failures = 0usize;
+    let mut cell = 0;
+    for &pattern in &o.patterns {
+        for &transport in &o.transports {
+            for &size in &o.sizes {
+                cell += 1;
+                let (thr_n, lat_n) = counts(size, o.full);
+                let mut thr: Vec<Vec<Throughput>> = vec![Vec::new(); NAMES.len()];
+                let mut lat: Vec<Vec<Latency>> = vec![Vec::new(); NAMES.len()];
+                for rep in 0..o.reps {
+                    // Alternate which library goes first: A B, B A, A B ...
+                    let order: Vec<usize> = if rep % 2 == 0 { vec![0, 1] } else { vec![1, 0] };
+                    for &lib in &order {
+                        match libs.throughput(lib, pattern, transport, size, thr_n) {
+                            Ok(r) => thr[lib].push(r),
+                            Err(e) => {
+                                failures += 1;
+                                eprintln!("  {} thr {}/{}/{size}: {e}", NAMES[lib], pattern.name(), transport.name());
+                            }
+                        }
+                        match libs.latency(lib, pattern, transport, size, lat_n) {
+                            Ok(r) => lat[lib].push(r),
+                            Err(e) => {
+                                failures += 1;
+                                eprintln!("  {} lat {}/{}/{size}: {e}", NAMES[lib], pattern.name(), transport.name());
+                            }
+                        }
+                    }
+                }
+                let mut row = Row {
+                    pattern: pattern.name(),
+                    transport: transport.name(),
+                    size,
+                    throughput: Vec::new(),
+                    latency: Vec::new(),
+                };
+                for (lib, name) in NAMES.iter().enumerate() {
+                    if !thr[lib].is_empty() {
+                        let mut m: Vec<f64> = thr[lib].iter().map(|r| r.msgs_per_sec).collect();
+                        let mut b: Vec<f64> = thr[lib].iter().map(|r| r.mb_per_sec).collect();
+                        row.throughput.push((name, median(&mut m), median(&mut b)));
+                    }
+                    if !lat[lib].is_empty() {
+                        let mut a: Vec<f64> = lat[lib].iter().map(|r| r.mean_us).collect();
+                        let mut p5: Vec<f64> = lat[lib].iter().map(|r| r.p50_us).collect();
+                        let mut p9: Vec<f64> = lat[lib].iter().map(|r| r.p99_us).collect();
+                        row.latency.push((name, median(&mut a), median(&mut p5), median(&mut p9)));
+                    }
+                }
+                let show = |v: &[(&str, f64, f64)]| {
+                    v.iter().map(|(n, m, _)| format!("{n} {:.0} msg/s", m)).collect::<Vec<_>>().join(", ")
+                };
+                let show_lat = |v: &[(&str, f64, f64, f64)]| {
+                    v.iter().map(|(n, m, ..)| format!("{n} {:.1} us", m)).collect::<Vec<_>>().join(", ")
+                };
+                eprintln!(
+                    "[{cell}/{cells} {:.0}s] {}/{}/{size}: {} | {}",
+                    started.elapsed().as_secs_f64(),
+                    pattern.name(),
+                    transport.name(),
+                    show(&row.throughput),
+                    show_lat(&row.latency)
+                );
+                let _ = std::io::stderr().flush();
+                rows.push(row);
+            }
+        }
+    }
+    let header = format!(
+        "Measured {} by `cargo bench -p ferromq-benches --bench compare{}` on {}; median of {} \
+         runs per library, interleaved; libzmq is 4.3.4 as bundled by the `zmq` crate. \
+         Throughput: msg/s and MB/s, diff % = (ferromq - libzmq) / libzmq. Latency: one way \
+         (round trip / 2) mean in us, p50/p99, diff % = (libzmq - ferromq) / libzmq. Positive diff \
+         means ferromq is better.",
+        today(),
+        if o.full { " -- --full" } else { "" },
+        machine(),
+        o.reps
+    );
+    let md = report::markdown(&rows, NAMES[0], NAMES[1], &header);
+    println!("{md}");
+    if o.write_docs {
+        let perf_dir = o.out_dir.join("perf");
+        let _ = std::fs::create_dir_all(&perf_dir);
+        let mode = if o.full { "full" } else { "quick" };
+        let csv_path = perf_dir.join(format!("matrix-{mode}.csv"));
+        if let Err(e) = std::fs::write(&csv_path, report::csv(&rows)) {
+            eprintln!("cannot write {}: {e}", csv_path.display());
+        }
+        match plot::throughput_svgs(&rows, &NAMES, &perf_dir) {
+            Ok(paths) => eprintln!("plots: {}", paths.join(", ")),
+            Err(e) => eprintln!("cannot draw plots: {e}"),
+        }
+        let doc_path = o.out_dir.join("performance.md");
+        let doc = std::fs::read_to_string(&doc_path).unwrap_or_else(|_| "# Performance\n".into());
+        let begin = format!("<!-- matrix-{mode}:begin -->");
+        let end = format!("<!-- matrix-{mode}:end -->");
+        let new = report::splice(&doc, &begin, &end, &md);
+        if let Err(e) = std::fs::write(&doc_path, new) {
+            eprintln!("cannot write {}: {e}", doc_path.display());
+        }
+        eprintln!("wrote {} and {}", doc_path.display(), csv_path.display());
+    }
+    eprintln!("done in {:.0}s, {failures} failed runs", started.elapsed().as_secs_f64());
+    if failures > 0 {
+        std::process::exit(2);
+    }
+}
+
+/// Today's date (UTC) as YYYY-MM-DD, from the system clock.
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let days = (secs / 86_400) as i64;
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}

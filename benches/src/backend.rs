@@ -1,0 +1,60 @@
+//! One interface over the libraries under comparison.
+//!
+//! Every measurement in the comparison matrix is written once, generically over [`Backend`], so
+//! ferromq and libzmq run exactly the same code path around their sockets: both copy the caller's
+//! buffer into a fresh message on send (what `zmq_send` does) and receive into a reused message.
+
+use std::fmt;
+
+/// The socket kinds the matrix uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Pair,
+    Pub,
+    Sub,
+    Dealer,
+    Router,
+}
+
+/// A failure inside a benchmark run (a timeout or an error from the library).
+#[derive(Debug)]
+pub struct BenchError(pub String);
+
+impl fmt::Display for BenchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BenchError {}
+
+pub type BenchResult<T> = Result<T, BenchError>;
+
+/// A messaging library seen through the operations the benchmarks need.
+pub trait Backend: Send + Sync + Sized + 'static {
+    /// The label in tables and plots.
+    const NAME: &'static str;
+    /// One socket; it moves to the thread that drives it.
+    type Socket: Send;
+
+    /// A fresh context.
+    fn new() -> BenchResult<Self>;
+    /// A socket of `kind` with the options every run shares: receive timeout, HWM, linger 0.
+    fn socket(&self, kind: Kind, hwm: i32) -> BenchResult<Self::Socket>;
+    /// Sets ZMQ_ROUTING_ID (before connect or bind).
+    fn set_routing_id(socket: &mut Self::Socket, id: &[u8]) -> BenchResult<()>;
+    /// Sets ZMQ_ROUTER_MANDATORY so an unknown peer is EHOSTUNREACH, not a silent drop.
+    fn set_router_mandatory(socket: &mut Self::Socket) -> BenchResult<()>;
+    /// Subscribes a SUB socket to everything.
+    fn subscribe_all(socket: &mut Self::Socket) -> BenchResult<()>;
+    /// Binds and returns the resolved endpoint (ZMQ_LAST_ENDPOINT).
+    fn bind(socket: &mut Self::Socket, endpoint: &str) -> BenchResult<String>;
+    fn connect(socket: &mut Self::Socket, endpoint: &str) -> BenchResult<()>;
+    /// Sends one frame, copying `data` into a new message. `Ok(false)` means the peer is not
+    /// routable yet (EHOSTUNREACH on a mandatory ROUTER).
+    fn send(socket: &mut Self::Socket, data: &[u8], more: bool) -> BenchResult<bool>;
+    /// Receives one frame and returns its size and MORE flag; errors after the receive timeout.
+    fn recv(socket: &mut Self::Socket) -> BenchResult<(usize, bool)>;
+    /// Waits until the socket is readable, as zmq_poll does; false on timeout.
+    fn poll_in(socket: &mut Self::Socket, timeout_ms: i64) -> BenchResult<bool>;
+}
