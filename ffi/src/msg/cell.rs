@@ -1,0 +1,281 @@
+//! What lives inside the caller's 64-byte `zmq_msg_t`.
+//!
+//! libzmq's `msg_t` is a union tagged by a type byte, and every `zmq_msg_*` call checks the tag
+//! before trusting the rest, so a zeroed, closed or garbage message yields `EFAULT` rather than
+//! a crash. [`MsgCell`] does the same with a word-sized magic tag in front of the message body;
+//! closing writes a dead tag, so a double close is `EFAULT` too.
+//!
+//! libzmq's copy semantics are kept: a "very small message" (the body would fit inside
+//! `zmq_msg_t`) is copied by value, a long one is shared and both copies report `ZMQ_SHARED`, a
+//! constant one (`zmq_msg_init_data` without a free function) is always shared.
+
+use bytes::Bytes;
+
+use crate::boundary::Errno;
+use crate::errno::{EFAULT, ENOMEM};
+
+const LIVE: usize = 0x7a6d_7367_6f6b_2121_u64 as usize;
+const DEAD: usize = 0;
+
+/// Bodies up to this size are "very small messages" in libzmq (stored inside `zmq_msg_t`),
+/// which `zmq_msg_copy` duplicates instead of sharing: 33 bytes on 64-bit targets.
+pub const MAX_VSM_SIZE: usize = 64 - (core::mem::size_of::<*const u8>() + 3 + 16 + 4);
+
+/// How a message body is owned, which decides what a copy does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// Up to [`MAX_VSM_SIZE`] bytes from `zmq_msg_init`/`zmq_msg_init_size`: copied by value.
+    Small,
+    /// Reference counted: copies share the body.
+    Long,
+    /// Caller memory with no free function: never released, always reported shared.
+    Constant,
+}
+
+/// A live message: the tag, the body and its flags.
+#[derive(Debug)]
+#[repr(C)]
+pub struct MsgCell {
+    tag: usize,
+    pub body: Bytes,
+    pub kind: Kind,
+    pub more: bool,
+    pub shared: bool,
+}
+
+impl MsgCell {
+    pub fn new(body: Bytes, kind: Kind) -> Self {
+        Self {
+            tag: LIVE,
+            body,
+            kind,
+            more: false,
+            shared: false,
+        }
+    }
+
+    /// An empty message, what `zmq_msg_init` makes.
+    pub fn empty() -> Self {
+        Self::new(Bytes::new(), Kind::Small)
+    }
+
+    /// A zero-filled body of `size` bytes the caller fills through `zmq_msg_data`; `ENOMEM`
+    /// when it cannot be allocated (libzmq's answer, where Rust would abort).
+    pub fn with_size(size: usize) -> Result<Self, Errno> {
+        let mut body = Vec::new();
+        body.try_reserve_exact(size).map_err(|_| Errno(ENOMEM))?;
+        body.resize(size, 0);
+        let kind = if size <= MAX_VSM_SIZE {
+            Kind::Small
+        } else {
+            Kind::Long
+        };
+        Ok(Self::new(Bytes::from(body), kind))
+    }
+
+    /// `zmq_msg_copy`'s copy: the flags travel, the body is duplicated or shared per [`Kind`].
+    pub fn copy(&mut self) -> Self {
+        let body = match self.kind {
+            Kind::Small => Bytes::copy_from_slice(&self.body),
+            Kind::Long => {
+                self.shared = true;
+                self.body.clone()
+            }
+            Kind::Constant => self.body.clone(),
+        };
+        Self {
+            tag: LIVE,
+            body,
+            kind: self.kind,
+            more: self.more,
+            shared: self.shared,
+        }
+    }
+
+    /// `ZMQ_SHARED`.
+    pub fn is_shared(&self) -> bool {
+        self.shared || self.kind == Kind::Constant
+    }
+}
+
+/// The opaque 64-byte, pointer-aligned storage a C caller declares as `zmq_msg_t`.
+///
+/// The header spells it as libzmq does (`unsigned char _[64]` with pointer alignment), written in
+/// `cbindgen.toml`; this is its Rust twin.
+/// cbindgen:ignore
+#[repr(C)]
+#[derive(Debug)]
+pub struct zmq_msg_t {
+    bytes: [u8; 64],
+    _align: [*mut u8; 0],
+}
+
+const _: () = assert!(core::mem::size_of::<zmq_msg_t>() == 64);
+const _: () = assert!(core::mem::align_of::<zmq_msg_t>() == core::mem::align_of::<*mut u8>());
+const _: () = assert!(core::mem::size_of::<MsgCell>() <= core::mem::size_of::<zmq_msg_t>());
+const _: () = assert!(core::mem::align_of::<MsgCell>() <= core::mem::align_of::<zmq_msg_t>());
+
+/// The slot a message pointer designates, if the pointer is usable at all.
+fn slot(msg: *mut zmq_msg_t) -> Result<*mut MsgCell, Errno> {
+    if msg.is_null() || !msg.is_aligned() {
+        return Err(Errno(EFAULT));
+    }
+    Ok(msg.cast())
+}
+
+/// Whether the slot holds a live message.
+///
+/// # Safety
+/// `cell` points to 64 readable bytes, pointer-aligned.
+unsafe fn is_live(cell: *const MsgCell) -> bool {
+    // SAFETY: `tag` is the first field of a repr(C) struct, so it is the first word of the slot,
+    // which the caller guarantees readable and aligned. Any bit pattern is a valid usize, so
+    // this read is sound even for a slot that was never initialised by us.
+    unsafe { cell.cast::<usize>().read() == LIVE }
+}
+
+/// Places `cell` in `msg`, overwriting whatever was there without dropping it (as libzmq's
+/// `init` functions do: the storage is presumed uninitialised).
+///
+/// # Safety
+/// `msg` is NULL or points to a writable `zmq_msg_t`.
+pub unsafe fn put(msg: *mut zmq_msg_t, cell: MsgCell) -> Result<(), Errno> {
+    let slot = slot(msg)?;
+    // SAFETY: non-NULL, aligned, 64 writable bytes per the contract; MsgCell fits (asserted).
+    unsafe { slot.write(cell) };
+    Ok(())
+}
+
+/// A shared view of the live message in `msg`; `EFAULT` for NULL or a message that is not live.
+///
+/// # Safety
+/// `msg` is NULL or points to a readable `zmq_msg_t` not mutated during `'a`.
+pub unsafe fn get<'a>(msg: *const zmq_msg_t) -> Result<&'a MsgCell, Errno> {
+    let slot = slot(msg.cast_mut())?;
+    // SAFETY: the contract makes the slot readable; a live tag means we wrote a MsgCell there.
+    unsafe {
+        if !is_live(slot) {
+            return Err(Errno(EFAULT));
+        }
+        Ok(&*slot)
+    }
+}
+
+/// A mutable view of the live message in `msg`.
+///
+/// # Safety
+/// `msg` is NULL or points to a writable `zmq_msg_t` not otherwise accessed during `'a`.
+pub unsafe fn get_mut<'a>(msg: *mut zmq_msg_t) -> Result<&'a mut MsgCell, Errno> {
+    let slot = slot(msg)?;
+    // SAFETY: as in `get`, with exclusive access per the contract.
+    unsafe {
+        if !is_live(slot) {
+            return Err(Errno(EFAULT));
+        }
+        Ok(&mut *slot)
+    }
+}
+
+/// Moves the live message out of `msg` and marks the slot dead.
+///
+/// # Safety
+/// As for [`get_mut`].
+pub unsafe fn take(msg: *mut zmq_msg_t) -> Result<MsgCell, Errno> {
+    let slot = slot(msg)?;
+    // SAFETY: as in `get_mut`; after the read the slot's copy is dead (tag overwritten), so the
+    // body is owned exactly once, by the returned value.
+    unsafe {
+        if !is_live(slot) {
+            return Err(Errno(EFAULT));
+        }
+        let cell = slot.read();
+        slot.cast::<usize>().write(DEAD);
+        Ok(cell)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn storage() -> zmq_msg_t {
+        zmq_msg_t {
+            bytes: [0; 64],
+            _align: [],
+        }
+    }
+
+    #[test]
+    fn vsm_threshold_matches_libzmq_on_64_bit() {
+        if cfg!(target_pointer_width = "64") {
+            assert_eq!(MAX_VSM_SIZE, 33);
+        }
+    }
+
+    #[test]
+    fn zeroed_and_garbage_are_efault() {
+        let mut m = storage();
+        // SAFETY: m is a valid, aligned zmq_msg_t.
+        unsafe {
+            assert_eq!(get(&m).err(), Some(Errno(EFAULT)));
+            m.bytes = [0xA5; 64];
+            assert_eq!(take(&mut m).err(), Some(Errno(EFAULT)));
+            assert_eq!(get(core::ptr::null()).err(), Some(Errno(EFAULT)));
+        }
+    }
+
+    #[test]
+    fn put_get_take_then_dead() {
+        let mut m = storage();
+        // SAFETY: m is a valid, aligned zmq_msg_t.
+        unsafe {
+            put(&mut m, MsgCell::new(Bytes::from_static(b"abc"), Kind::Long)).unwrap();
+            assert_eq!(&get(&m).unwrap().body[..], b"abc");
+            let cell = take(&mut m).unwrap();
+            assert_eq!(&cell.body[..], b"abc");
+            assert_eq!(take(&mut m).err(), Some(Errno(EFAULT)), "double close");
+        }
+    }
+
+    #[test]
+    fn misaligned_is_efault() {
+        let mut raw = [0u64; 10];
+        let p = raw
+            .as_mut_ptr()
+            .cast::<u8>()
+            .wrapping_add(1)
+            .cast::<zmq_msg_t>();
+        // SAFETY: put rejects the misaligned pointer before writing.
+        assert_eq!(unsafe { put(p, MsgCell::empty()) }, Err(Errno(EFAULT)));
+    }
+
+    #[test]
+    fn copy_semantics() {
+        let mut small = MsgCell::with_size(4).unwrap();
+        small.more = true;
+        let c = small.copy();
+        assert_ne!(
+            c.body.as_ptr(),
+            small.body.as_ptr(),
+            "small messages copy by value"
+        );
+        assert!(c.more && !c.is_shared() && !small.is_shared());
+
+        let mut long = MsgCell::with_size(MAX_VSM_SIZE + 1).unwrap();
+        assert!(!long.is_shared());
+        let c = long.copy();
+        assert_eq!(c.body.as_ptr(), long.body.as_ptr(), "long messages share");
+        assert!(c.is_shared() && long.is_shared());
+
+        let constant = MsgCell::new(Bytes::from_static(b"k"), Kind::Constant);
+        assert!(constant.is_shared());
+    }
+
+    #[test]
+    fn with_size_is_zeroed_and_huge_is_enomem() {
+        let m = MsgCell::with_size(100).unwrap();
+        assert!(m.body.iter().all(|&b| b == 0));
+        assert_eq!(MsgCell::with_size(usize::MAX).err(), Some(Errno(ENOMEM)));
+    }
+}
