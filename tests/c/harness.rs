@@ -1,0 +1,183 @@
+//! Shared by the `c_*` tests: build the ferromq cdylib, find libzmq's real `zmq.h`, compile and
+//! run small C programs. Included with `#[path]` so each test binary carries its own copy.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The workspace root (the parent of the `ferromq-tests` package).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
+}
+
+/// `<target>/<profile>`, the directory this test binary's `deps/` lives in. Wherever cargo
+/// put this test (CARGO_TARGET_DIR or the default `target/`), the cdylib is built beside it.
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("test binaries live in <target>/<profile>/deps")
+        .to_path_buf()
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string())
+}
+
+/// Builds `ferromq-ffi` (once per test process) with the same profile and target directory as
+/// this test and returns the directory holding `libzmq.so` and `libzmq.a`.
+pub fn ffi_lib_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let profile_dir = profile_dir();
+        let target_dir = profile_dir.parent().expect("<target>/<profile>");
+        let mut cmd = Command::new(cargo());
+        cmd.current_dir(workspace_root())
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "ferromq-ffi",
+                "--lib",
+                "--target-dir",
+            ])
+            .arg(target_dir);
+        match profile_dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") => {}
+            Some("release") => {
+                cmd.arg("--release");
+            }
+            Some(other) => {
+                cmd.args(["--profile", other]);
+            }
+            None => panic!("unexpected target layout: {}", profile_dir.display()),
+        }
+        let out = cmd.output().expect("run cargo build -p ferromq-ffi");
+        assert!(
+            out.status.success(),
+            "cargo build -p ferromq-ffi failed:\n{}",
+            text(&out)
+        );
+        let so = profile_dir.join("libzmq.so");
+        assert!(so.exists(), "{} missing after the build", so.display());
+        profile_dir
+    })
+}
+
+/// The directory holding libzmq 4.3's own `zmq.h`, from the `zeromq-src` crate that the `zmq`
+/// dev-dependency builds: located through `cargo metadata`, else by scanning the registry.
+pub fn libzmq_include_dir() -> PathBuf {
+    let out = Command::new(cargo())
+        .current_dir(workspace_root())
+        .args(["metadata", "--format-version", "1", "--offline"])
+        .output()
+        .expect("run cargo metadata");
+    let json = String::from_utf8_lossy(&out.stdout);
+    let from_metadata = json
+        .split("\"manifest_path\":\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .find(|path| path.contains("zeromq-src-"))
+        .map(|manifest| Path::new(manifest).with_file_name("vendor").join("include"));
+    if let Some(dir) = from_metadata.filter(|d| d.join("zmq.h").exists()) {
+        return dir;
+    }
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME or CARGO_HOME")).join(".cargo")
+        });
+    let registry = cargo_home.join("registry").join("src");
+    for index in std::fs::read_dir(&registry).into_iter().flatten().flatten() {
+        for krate in std::fs::read_dir(index.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = krate.file_name();
+            if name.to_string_lossy().starts_with("zeromq-src-") {
+                let dir = krate.path().join("vendor").join("include");
+                if dir.join("zmq.h").exists() {
+                    return dir;
+                }
+            }
+        }
+    }
+    panic!("libzmq's zmq.h not found (zeromq-src is a dependency of the zmq crate)");
+}
+
+/// A fresh directory for this test's build products.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ferromq-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+/// `tests/c/<name>`.
+pub fn c_source(name: &str) -> PathBuf {
+    workspace_root().join("tests").join("c").join(name)
+}
+
+/// Compiles one C file with `cc` (or `$CC`); `extra` goes after the source (libraries).
+pub fn compile(source: &Path, include: &Path, output: &Path, extra: &[&str]) {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let out = Command::new(cc)
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-I"])
+        .arg(include)
+        .arg(source)
+        .arg("-o")
+        .arg(output)
+        .args(extra)
+        .output()
+        .expect("run the C compiler");
+    assert!(
+        out.status.success(),
+        "compiling {} failed:\n{}",
+        source.display(),
+        text(&out)
+    );
+}
+
+/// Links against the ferromq cdylib through a `libzmq.so.5` symlink (the soname the cdylib
+/// declares) with an rpath, so the program loads ferromq, never a system libzmq.
+pub fn compile_against_ferromq(source: &Path, scratch: &Path, output: &Path) {
+    let lib = scratch.join("lib");
+    std::fs::create_dir_all(&lib).expect("create lib dir");
+    let so = ffi_lib_dir().join("libzmq.so");
+    for name in ["libzmq.so", "libzmq.so.5"] {
+        let link = lib.join(name);
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&so, &link).expect("symlink the cdylib");
+    }
+    let include = workspace_root().join("ffi").join("include");
+    let rpath = format!("-Wl,-rpath,{}", lib.display());
+    let libdir = format!("-L{}", lib.display());
+    compile(source, &include, output, &[&libdir, "-lzmq", &rpath]);
+}
+
+/// Runs a compiled program and returns its output, asserting it exited 0.
+pub fn run(program: &Path) -> Output {
+    let out = Command::new(program).output().expect("run the C program");
+    assert!(
+        out.status.success(),
+        "{} failed:\n{}",
+        program.display(),
+        text(&out)
+    );
+    out
+}
+
+pub fn text(out: &Output) -> String {
+    format!(
+        "status: {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
