@@ -1,0 +1,88 @@
+//! The unit of allocation: a fixed block of slots, linked into a list that the writer extends
+//! at the tail and the reader retires at the head (libzmq's `yqueue_t` chunk).
+
+use std::mem::MaybeUninit;
+use std::ptr;
+
+use crate::sync::{AtomicPtr, UnsafeCell};
+use std::sync::atomic::Ordering;
+
+/// Slots per chunk. Large enough that allocation is rare even without recycling; tiny under
+/// loom so that a model run crosses chunk boundaries and exercises the recycling handshake.
+pub(crate) const CHUNK_SIZE: usize = if cfg!(loom) { 2 } else { 256 };
+
+/// One frame as it travels: the item and whether more frames of its message follow.
+#[derive(Debug)]
+pub(crate) struct Slot<T> {
+    pub(crate) item: T,
+    pub(crate) more: bool,
+}
+
+/// A block of [`CHUNK_SIZE`] slots. Whether a slot holds a value is not recorded here: it
+/// follows from the pipe's positions (a slot is full between its write and its read).
+pub(crate) struct Chunk<T> {
+    slots: [UnsafeCell<MaybeUninit<Slot<T>>>; CHUNK_SIZE],
+    pub(crate) next: AtomicPtr<Chunk<T>>,
+}
+
+impl<T> Chunk<T> {
+    /// Allocates an empty, unlinked chunk and leaks it as a raw pointer; ownership is tracked
+    /// by the pipe's protocol and ended with [`Chunk::free`].
+    pub(crate) fn alloc() -> *mut Chunk<T> {
+        let chunk = Box::new(Chunk {
+            slots: std::array::from_fn(|_| UnsafeCell::new(MaybeUninit::uninit())),
+            next: AtomicPtr::new(ptr::null_mut()),
+        });
+        Box::into_raw(chunk)
+    }
+
+    /// Releases a chunk's memory without touching its slots.
+    ///
+    /// # Safety
+    /// `chunk` came from [`Chunk::alloc`], is not freed yet, nobody else can reach it any
+    /// more, and every slot in it is vacant (values still in it are leaked, not dropped).
+    pub(crate) unsafe fn free(chunk: *mut Chunk<T>) {
+        // SAFETY: the caller guarantees `chunk` is a live, exclusively owned Box allocation.
+        drop(unsafe { Box::from_raw(chunk) });
+    }
+
+    /// Makes a recycled chunk look freshly allocated.
+    pub(crate) fn reset(&self) {
+        self.next.store(ptr::null_mut(), Ordering::Relaxed);
+    }
+
+    /// Moves a value into slot `index`.
+    ///
+    /// # Safety
+    /// The slot is vacant and no other thread accesses it until the write is published.
+    pub(crate) unsafe fn write(&self, index: usize, slot: Slot<T>) {
+        self.slots[index].with_mut(|cell| {
+            // SAFETY: the caller has exclusive access to this vacant slot.
+            unsafe { (*cell).write(slot) };
+        });
+    }
+
+    /// Moves the value out of slot `index`, leaving it vacant.
+    ///
+    /// # Safety
+    /// The slot holds a value whose write happens-before this call, and no other thread
+    /// accesses the slot until it is vacant again.
+    pub(crate) unsafe fn take(&self, index: usize) -> Slot<T> {
+        self.slots[index].with_mut(|cell| {
+            // SAFETY: the caller guarantees the slot is initialised and exclusively ours; after
+            // the read it is treated as vacant, so the value is never read twice.
+            unsafe { (*cell).assume_init_read() }
+        })
+    }
+}
+
+/// Index of a position inside its chunk.
+pub(crate) fn slot_index(position: u64) -> usize {
+    // The remainder is below CHUNK_SIZE, so the narrowing cannot lose bits.
+    (position % CHUNK_SIZE as u64) as usize
+}
+
+/// Whether `position` is the first slot of a chunk, i.e. the previous slot ended one.
+pub(crate) fn starts_chunk(position: u64) -> bool {
+    position % CHUNK_SIZE as u64 == 0
+}

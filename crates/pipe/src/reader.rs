@@ -1,0 +1,217 @@
+//! The consuming end: reads published frames, goes to sleep on an empty pipe, frees HWM room.
+
+use std::fmt;
+use std::sync::atomic::Ordering;
+
+use crate::chunk::{slot_index, starts_chunk, Chunk};
+use crate::shared::{Shared, ASLEEP, NOT_WAITING};
+use crate::sync::{fence, Arc};
+
+/// Most messages the reader consumes before it tells the writer (one plain store per batch
+/// rather than a shared-line write per message).
+const MAX_PUBLISH_BATCH: u64 = 64;
+
+/// What [`Reader::read`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Read<T> {
+    /// The next frame; `more` says further frames of the same message follow (and are
+    /// already in the pipe: only whole messages become visible).
+    Item { item: T, more: bool },
+    /// Nothing to read. The reader is now asleep: the next flush will call `reader_wake`.
+    Empty,
+    /// The writer is gone and everything it published has been read.
+    Closed,
+}
+
+/// Outcome of looking past the frames the reader already knew about.
+enum Refill {
+    Ready,
+    Empty,
+    Closed,
+}
+
+/// The consuming end of a pipe. `Send`, not `Sync`: one thread reads at a time.
+pub struct Reader<T> {
+    shared: Arc<Shared<T>>,
+    /// Chunk that holds position `position`.
+    head: *mut Chunk<T>,
+    /// Next position to read.
+    position: u64,
+    /// End of the published frames as last seen.
+    limit: u64,
+    /// Complete messages read; only tracked when the pipe has a HWM.
+    msgs_read: u64,
+    /// Messages read since `msgs_read` was last published.
+    unpublished: u64,
+    /// Publish `msgs_read` after this many messages; 0 = no HWM, never.
+    publish_batch: u64,
+}
+
+// SAFETY: the raw chunk pointer is the reader's private view of memory owned by the pipe
+// protocol; the only values that cross threads are `T`s, which are `Send`. `Reader` stays
+// `!Sync` (raw pointers), so one thread at a time drives it.
+unsafe impl<T: Send> Send for Reader<T> {}
+
+impl<T> Reader<T> {
+    pub(crate) fn new(shared: Arc<Shared<T>>, first_chunk: *mut Chunk<T>, hwm: usize) -> Self {
+        let hwm = u64::try_from(hwm).unwrap_or(u64::MAX);
+        Self {
+            shared,
+            head: first_chunk,
+            position: 0,
+            limit: 0,
+            msgs_read: 0,
+            unpublished: 0,
+            publish_batch: hwm.div_ceil(2).min(MAX_PUBLISH_BATCH),
+        }
+    }
+
+    /// Takes the next frame. Frames come in the order written, a message's frames back to
+    /// back, and only once the whole message was flushed.
+    pub fn read(&mut self) -> Read<T> {
+        if self.position == self.limit {
+            match self.refill() {
+                Refill::Ready => {}
+                Refill::Empty => return Read::Empty,
+                Refill::Closed => return Read::Closed,
+            }
+        }
+        // SAFETY: `position < limit`, and `limit` came from an acquire of `published`, which
+        // the writer released after writing every slot below it; the writer never touches a
+        // published slot again, so the slot is initialised and ours alone.
+        let slot = unsafe { (*self.head).take(slot_index(self.position)) };
+        self.position += 1;
+        if starts_chunk(self.position) {
+            self.retire_head();
+        }
+        if !slot.more {
+            self.message_read();
+        }
+        Read::Item {
+            item: slot.item,
+            more: slot.more,
+        }
+    }
+
+    /// Whether a frame is ready to read, without taking it. A `false` puts the reader to
+    /// sleep exactly as [`Reader::read`] returning `Empty` does (or means the pipe is closed).
+    pub fn has_message(&mut self) -> bool {
+        self.position != self.limit || matches!(self.refill(), Refill::Ready)
+    }
+
+    /// Looks for newly published frames; when there are none, goes to sleep, and tells the
+    /// writer how much room it has (it may be waiting for exactly that).
+    fn refill(&mut self) -> Refill {
+        let seen = self.shared.published.load(Ordering::Acquire);
+        if seen != ASLEEP && seen != self.position {
+            self.limit = seen;
+            return Refill::Ready;
+        }
+        if seen != ASLEEP {
+            if let Err(seen) = self.shared.published.compare_exchange(
+                self.position,
+                ASLEEP,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                // Only the writer moves `published` forward: it flushed meanwhile.
+                self.limit = seen;
+                return Refill::Ready;
+            }
+        }
+        // Pairs with the fences in the writer's drop and in its HWM check: either they see us
+        // asleep (and our read count), or we see their flag (and their target) below.
+        self.publish_reads(Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        self.wake_writer_if_waiting();
+        if self.shared.writer_closed.load(Ordering::Acquire) {
+            // The final flush happened before the flag was set; anything it published counts.
+            let seen = self.shared.published.load(Ordering::Acquire);
+            if seen != ASLEEP && seen != self.position {
+                self.limit = seen;
+                return Refill::Ready;
+            }
+            return Refill::Closed;
+        }
+        Refill::Empty
+    }
+
+    /// The head chunk is consumed: move to its successor and hand it back for reuse.
+    fn retire_head(&mut self) {
+        let retired = self.head;
+        // SAFETY: the writer linked the successor when it filled this chunk, before the flush
+        // that published the slot just read, and our acquire of `published` saw that flush.
+        self.head = unsafe { (*retired).next.load(Ordering::Acquire) };
+        debug_assert!(!self.head.is_null(), "successor linked before publication");
+        // SAFETY: every slot of the retired chunk has been read and the writer moved past it,
+        // so nobody else references it any more.
+        unsafe { self.shared.recycle(retired) };
+    }
+
+    /// Counts a consumed message toward the writer's HWM and wakes a waiting writer once its
+    /// target is reached.
+    fn message_read(&mut self) {
+        if self.publish_batch == 0 {
+            return;
+        }
+        self.msgs_read += 1;
+        self.unpublished += 1;
+        if self.unpublished >= self.publish_batch {
+            self.publish_reads(Ordering::Release);
+        }
+        let target = self.shared.wake_writer_at.load(Ordering::Relaxed);
+        if target != NOT_WAITING && self.msgs_read >= target {
+            self.publish_reads(Ordering::Release);
+            self.wake_writer_if_waiting();
+        }
+    }
+
+    fn publish_reads(&mut self, order: Ordering) {
+        if self.publish_batch != 0 {
+            self.shared.msgs_read.store(self.msgs_read, order);
+            self.unpublished = 0;
+        }
+    }
+
+    /// Clears a reached wake-up target and notifies the writer; the compare-and-swap makes
+    /// sure one target earns one notification.
+    fn wake_writer_if_waiting(&self) {
+        let wake_at = &self.shared.wake_writer_at;
+        let mut target = wake_at.load(Ordering::Acquire);
+        while target != NOT_WAITING && self.msgs_read >= target {
+            match wake_at.compare_exchange(target, NOT_WAITING, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    self.shared.writer_wake.notify();
+                    return;
+                }
+                Err(current) => target = current,
+            }
+        }
+    }
+}
+
+impl<T> Drop for Reader<T> {
+    /// Closes the pipe: the writer sees [`crate::Writer::is_closed`] and is woken; frames still
+    /// queued are dropped by whichever end leaves last.
+    fn drop(&mut self) {
+        let shared = &self.shared;
+        shared.reader_head.store(self.head, Ordering::Relaxed);
+        shared
+            .reader_position
+            .store(self.position, Ordering::Relaxed);
+        shared.reader_closed.store(true, Ordering::Release);
+        shared.writer_wake.notify();
+    }
+}
+
+impl<T> fmt::Debug for Reader<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reader")
+            .field("position", &self.position)
+            .field("limit", &self.limit)
+            .field("msgs_read", &self.msgs_read)
+            .field("shared", &self.shared)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,263 @@
+//! The producing end: stages frames, publishes whole messages on flush, enforces the HWM.
+
+use std::fmt;
+use std::sync::atomic::Ordering;
+
+use crate::chunk::{slot_index, starts_chunk, Chunk, Slot};
+use crate::shared::{Shared, ASLEEP, NOT_WAITING};
+use crate::sync::{fence, Arc};
+
+/// Most messages the writer waits to be freed before it is woken after a refusal (libzmq caps
+/// its low-water-mark distance the same way, `max_wm_delta`).
+const MAX_WAKE_BATCH: u64 = 1024;
+
+/// The producing end of a pipe. `Send`, not `Sync`: one thread writes at a time.
+///
+/// Positions count frames from the start of the pipe:
+///
+/// ```text
+///   ... read ... | flushed ......... | complete ....... | end
+///                ^ visible to reader ^ whole messages  ^ frames of the message being written
+/// ```
+pub struct Writer<T> {
+    shared: Arc<Shared<T>>,
+    /// Chunk that holds position `end` (always allocated before `end` reaches it).
+    tail: *mut Chunk<T>,
+    /// Next position to write.
+    end: u64,
+    /// End of the last complete message written; `flush` publishes up to here.
+    complete: u64,
+    /// Chunk that holds position `complete`, where `rollback` starts.
+    complete_chunk: *mut Chunk<T>,
+    /// What the writer last stored in `published`.
+    flushed: u64,
+    /// Complete messages written so far.
+    msgs_written: u64,
+    /// The reader's message count as last seen; stale by at most a publication interval.
+    peer_read: u64,
+    /// 0 = unlimited.
+    hwm: u64,
+    /// Messages the reader must free before a refused writer is woken.
+    wake_batch: u64,
+    /// Chunks this end has allocated, to prove a steady flow allocates none.
+    chunk_allocations: u64,
+}
+
+// SAFETY: the raw chunk pointers are the writer's private view of memory owned by the pipe
+// protocol; the only values that cross threads are `T`s, which are `Send`. `Writer` stays
+// `!Sync` (raw pointers), so one thread at a time drives it.
+unsafe impl<T: Send> Send for Writer<T> {}
+
+impl<T> Writer<T> {
+    pub(crate) fn new(shared: Arc<Shared<T>>, first_chunk: *mut Chunk<T>, hwm: usize) -> Self {
+        let hwm = u64::try_from(hwm).unwrap_or(u64::MAX);
+        Self {
+            shared,
+            tail: first_chunk,
+            end: 0,
+            complete: 0,
+            complete_chunk: first_chunk,
+            flushed: 0,
+            msgs_written: 0,
+            peer_read: 0,
+            hwm,
+            wake_batch: hwm.div_ceil(2).min(MAX_WAKE_BATCH),
+            chunk_allocations: 1,
+        }
+    }
+
+    /// Writes one frame; `more` says further frames of the same message follow. The frame
+    /// stays invisible to the reader until its message is complete and [`Writer::flush`]ed.
+    ///
+    /// Only the first frame of a message can be refused, and only when the pipe already holds
+    /// `hwm` complete messages; the item comes back and `writer_wake` will be notified once
+    /// the reader has freed space (or closed). Once the reader is gone frames are accepted
+    /// and dropped at once; [`Writer::is_closed`] tells the caller.
+    pub fn try_write(&mut self, item: T, more: bool) -> Result<(), T> {
+        if self.shared.reader_closed.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        if !self.in_message() && !self.has_room() {
+            return Err(item);
+        }
+        // SAFETY: position `end` is in `tail` and vacant: the reader never reads past
+        // `published`, which is at most `complete` <= `end`, and the slot was vacated (or never
+        // used) before the chunk came back to the writer.
+        unsafe { (*self.tail).write(slot_index(self.end), Slot { item, more }) };
+        self.end += 1;
+        if starts_chunk(self.end) {
+            let next = self.fresh_chunk();
+            // SAFETY: `tail` is live while the writer holds positions in it. Linking before
+            // any flush covers position `end` lets the reader always find the next chunk.
+            unsafe { (*self.tail).next.store(next, Ordering::Release) };
+            self.tail = next;
+        }
+        if !more {
+            self.complete = self.end;
+            self.complete_chunk = self.tail;
+            self.msgs_written += 1;
+        }
+        Ok(())
+    }
+
+    /// Whether the first frame of the next message would be accepted. A `false` arms the same
+    /// wake-up as a refused [`Writer::try_write`]. In the middle of a message it is `true`.
+    pub fn can_write(&self) -> bool {
+        self.in_message()
+            || self.shared.reader_closed.load(Ordering::Acquire)
+            || self.check_room().0
+    }
+
+    /// Publishes every complete message written so far (the frames of an unfinished message
+    /// stay back) and wakes the reader only if it had gone to sleep on an empty pipe.
+    pub fn flush(&mut self) {
+        if self.complete == self.flushed {
+            return;
+        }
+        let published = &self.shared.published;
+        let result = published.compare_exchange(
+            self.flushed,
+            self.complete,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+        self.flushed = self.complete;
+        if let Err(seen) = result {
+            // Only the reader changes `published` besides us, and only to ASLEEP: it drained
+            // the pipe and waits for us. Nobody else writes it now, so a plain store is enough.
+            debug_assert_eq!(seen, ASLEEP);
+            published.store(self.complete, Ordering::Release);
+            self.shared.reader_wake.notify();
+        }
+    }
+
+    /// Drops the frames of the message being written (the connection died half way through
+    /// it); complete messages, flushed or not, stay.
+    pub fn rollback(&mut self) {
+        let mut chunk = self.complete_chunk;
+        let mut position = self.complete;
+        while position < self.end {
+            // SAFETY: positions in [complete, end) were written by this end and are beyond
+            // anything published, so only this thread can reach them.
+            drop(unsafe { (*chunk).take(slot_index(position)) });
+            position += 1;
+            if starts_chunk(position) {
+                // SAFETY: the chunk's successor was linked when the chunk filled.
+                chunk = unsafe { (*chunk).next.load(Ordering::Acquire) };
+            }
+        }
+        // Chunks after the one holding `complete` were never published: take them back.
+        // SAFETY: `complete_chunk` is live; the reader reads its link only after consuming
+        // its last slot, which lies beyond `complete` and so is not published.
+        let mut spare = unsafe {
+            (*self.complete_chunk)
+                .next
+                .swap(std::ptr::null_mut(), Ordering::AcqRel)
+        };
+        while !spare.is_null() {
+            // SAFETY: unlinked above and unpublished, so exclusively ours, and its slots were
+            // vacated by the loop above.
+            let next = unsafe { (*spare).next.load(Ordering::Acquire) };
+            // SAFETY: as above.
+            unsafe { self.shared.recycle(spare) };
+            spare = next;
+        }
+        self.tail = self.complete_chunk;
+        self.end = self.complete;
+    }
+
+    /// Whether the reader has been dropped; writes are then pointless (and discarded).
+    pub fn is_closed(&self) -> bool {
+        self.shared.reader_closed.load(Ordering::Acquire)
+    }
+
+    fn in_message(&self) -> bool {
+        self.end != self.complete
+    }
+
+    /// Room for one more message, judged first from the cached read count so that the common
+    /// case touches no shared cache line.
+    fn has_room(&mut self) -> bool {
+        if self.hwm == 0 || self.msgs_written - self.peer_read < self.hwm {
+            return true;
+        }
+        let (room, peer_read) = self.check_room();
+        self.peer_read = peer_read;
+        room
+    }
+
+    /// Reads the reader's count; when the pipe is full, arms the wake-up and checks again.
+    /// Returns whether there is room and the freshest read count seen.
+    fn check_room(&self) -> (bool, u64) {
+        if self.hwm == 0 {
+            return (true, self.peer_read);
+        }
+        let shared = &self.shared;
+        let fits = |read: u64| self.msgs_written - read < self.hwm;
+        let read = shared.msgs_read.load(Ordering::Acquire).max(self.peer_read);
+        if fits(read) {
+            // A target armed by an earlier refusal is moot now that the writer goes on.
+            if shared.wake_writer_at.load(Ordering::Relaxed) != NOT_WAITING {
+                shared.wake_writer_at.store(NOT_WAITING, Ordering::Relaxed);
+            }
+            return (true, read);
+        }
+        // Wake me when in-flight has dropped by `wake_batch`. The fence pairs with the one the
+        // reader runs between publishing its count and looking at this target: either the
+        // reader sees the target or the re-read below sees the reader's count.
+        let target = self.msgs_written - self.hwm + self.wake_batch;
+        shared.wake_writer_at.store(target, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        let read = shared.msgs_read.load(Ordering::Acquire).max(read);
+        if fits(read) {
+            shared.wake_writer_at.store(NOT_WAITING, Ordering::Relaxed);
+            return (true, read);
+        }
+        (false, read)
+    }
+
+    /// A vacant chunk: the spare one the reader retired, else a new allocation.
+    fn fresh_chunk(&mut self) -> *mut Chunk<T> {
+        if let Some(chunk) = self.shared.take_spare() {
+            return chunk;
+        }
+        self.chunk_allocations += 1;
+        Chunk::alloc()
+    }
+
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn chunk_allocations(&self) -> u64 {
+        self.chunk_allocations
+    }
+}
+
+impl<T> Drop for Writer<T> {
+    /// Publishes what is complete, drops the unfinished message and tells the reader the pipe
+    /// is closed; it drains what was published and then reads `Closed`.
+    fn drop(&mut self) {
+        self.rollback();
+        self.flush();
+        let shared = &self.shared;
+        shared.writer_end.store(self.end, Ordering::Release);
+        shared.writer_closed.store(true, Ordering::Release);
+        // Pairs with the reader's fence between going to sleep and checking `writer_closed`:
+        // either it sees the flag or we see it asleep and wake it.
+        fence(Ordering::SeqCst);
+        if shared.published.load(Ordering::Acquire) == ASLEEP {
+            shared.reader_wake.notify();
+        }
+    }
+}
+
+impl<T> fmt::Debug for Writer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Writer")
+            .field("end", &self.end)
+            .field("complete", &self.complete)
+            .field("flushed", &self.flushed)
+            .field("msgs_written", &self.msgs_written)
+            .field("hwm", &self.hwm)
+            .field("shared", &self.shared)
+            .finish_non_exhaustive()
+    }
+}
