@@ -376,7 +376,7 @@ mod tests {
         };
         pump(&mut w, &mut r, 2000);
         let warm = w.chunk_allocations();
-        pump(&mut w, &mut r, 100_000);
+        pump(&mut w, &mut r, if cfg!(miri) { 2000 } else { 100_000 });
         assert_eq!(w.chunk_allocations(), warm);
         assert!(warm <= 8, "{warm} chunks for a 1000-frame window");
     }
@@ -384,7 +384,7 @@ mod tests {
     #[test]
     fn unlimited_hwm_never_refuses() {
         let (mut w, _r, _, _) = counted_pipe::<u32>(0);
-        for i in 0..100_000 {
+        for i in 0..if cfg!(miri) { 3000 } else { 100_000 } {
             w.try_write(i, false).unwrap();
         }
         assert!(w.can_write());
@@ -552,7 +552,7 @@ mod tests {
         }
 
         proptest! {
-            #![proptest_config(ProptestConfig::with_cases(512))]
+            #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 512 }))]
 
             #[test]
             fn pipe_matches_a_vecdeque_model(
