@@ -1,0 +1,428 @@
+//! A path-compressed prefix trie over byte strings, generic over what a node stores. Both
+//! subscription tries are this structure with a different value per node.
+//!
+//! ```text
+//!   root ""            a node's label is the bytes from its parent to it; a chain with no
+//!    ├─ "abc" (v)      value and one child is folded into its child, so a 20-byte topic
+//!    │   └─ "de" (v)   costs one node, not twenty
+//!    └─ "x" ─┬─ "y" (v)
+//!            └─ "z" (v)
+//! ```
+//!
+//! Nodes live in one arena and point to their children by index: no per-node box on the
+//! lookup path but the label, and dropping a deep trie recurses nowhere.
+
+use std::fmt;
+
+/// What a node holds; the default value means "nothing subscribed here".
+pub(crate) trait Value: Default {
+    fn is_empty(&self) -> bool;
+}
+
+type NodeId = u32;
+const ROOT: NodeId = 0;
+const NO_CHILD: NodeId = NodeId::MAX;
+
+/// A sparse node turns dense above this many children, and back below `SPARSE_BELOW`; the
+/// gap keeps a node that hovers around the limit from converting on every change.
+const DENSE_ABOVE: usize = 48;
+const SPARSE_BELOW: usize = 32;
+
+enum Children {
+    /// Children sorted by the first byte of their label.
+    Sparse { keys: Vec<u8>, ids: Vec<NodeId> },
+    /// One slot per possible first byte, `NO_CHILD` where there is none.
+    Dense { ids: Box<[NodeId; 256]>, len: usize },
+}
+
+impl Children {
+    const fn new() -> Self {
+        Children::Sparse {
+            keys: Vec::new(),
+            ids: Vec::new(),
+        }
+    }
+
+    fn get(&self, byte: u8) -> Option<NodeId> {
+        match self {
+            Children::Sparse { keys, ids } => {
+                let at = if keys.len() <= 8 {
+                    keys.iter().position(|&k| k == byte)?
+                } else {
+                    keys.binary_search(&byte).ok()?
+                };
+                Some(ids[at])
+            }
+            Children::Dense { ids, .. } => {
+                let id = ids[usize::from(byte)];
+                (id != NO_CHILD).then_some(id)
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Children::Sparse { keys, .. } => keys.len(),
+            Children::Dense { len, .. } => *len,
+        }
+    }
+
+    /// Adds or replaces the child for `byte`.
+    fn set(&mut self, byte: u8, id: NodeId) {
+        match self {
+            Children::Sparse { keys, ids } => match keys.binary_search(&byte) {
+                Ok(at) => ids[at] = id,
+                Err(at) => {
+                    keys.insert(at, byte);
+                    ids.insert(at, id);
+                    if keys.len() > DENSE_ABOVE {
+                        let mut table = Box::new([NO_CHILD; 256]);
+                        for (&k, &i) in keys.iter().zip(ids.iter()) {
+                            table[usize::from(k)] = i;
+                        }
+                        let len = keys.len();
+                        *self = Children::Dense { ids: table, len };
+                    }
+                }
+            },
+            Children::Dense { ids, len } => {
+                let slot = &mut ids[usize::from(byte)];
+                if *slot == NO_CHILD {
+                    *len += 1;
+                }
+                *slot = id;
+            }
+        }
+    }
+
+    fn remove(&mut self, byte: u8) {
+        match self {
+            Children::Sparse { keys, ids } => {
+                if let Ok(at) = keys.binary_search(&byte) {
+                    keys.remove(at);
+                    ids.remove(at);
+                }
+            }
+            Children::Dense { ids, len } => {
+                let slot = &mut ids[usize::from(byte)];
+                if *slot != NO_CHILD {
+                    *slot = NO_CHILD;
+                    *len -= 1;
+                }
+                if *len < SPARSE_BELOW {
+                    let (keys, sparse_ids) = (0..=255u8)
+                        .filter_map(|k| {
+                            let id = ids[usize::from(k)];
+                            (id != NO_CHILD).then_some((k, id))
+                        })
+                        .unzip();
+                    *self = Children::Sparse {
+                        keys,
+                        ids: sparse_ids,
+                    };
+                }
+            }
+        }
+    }
+
+    /// The only child, when there is exactly one.
+    fn single(&self) -> Option<NodeId> {
+        match self {
+            Children::Sparse { ids, .. } if ids.len() == 1 => Some(ids[0]),
+            _ => None,
+        }
+    }
+
+    /// Child ids in key order.
+    fn ids(&self) -> Vec<NodeId> {
+        match self {
+            Children::Sparse { ids, .. } => ids.clone(),
+            Children::Dense { ids, .. } => ids.iter().copied().filter(|&i| i != NO_CHILD).collect(),
+        }
+    }
+}
+
+struct Node<V> {
+    /// Bytes from the parent to this node; empty only for the root.
+    label: Box<[u8]>,
+    value: V,
+    children: Children,
+}
+
+impl<V: Value> Node<V> {
+    fn new(label: &[u8]) -> Self {
+        Self {
+            label: label.into(),
+            value: V::default(),
+            children: Children::new(),
+        }
+    }
+}
+
+/// The trie. Invariant: every node but the root has a value or at least two children.
+pub(crate) struct Radix<V> {
+    nodes: Vec<Node<V>>,
+    free: Vec<NodeId>,
+}
+
+impl<V: Value> Radix<V> {
+    pub(crate) fn new() -> Self {
+        Self {
+            nodes: vec![Node::new(&[])],
+            free: Vec::new(),
+        }
+    }
+
+    fn node(&self, id: NodeId) -> &Node<V> {
+        &self.nodes[id as usize]
+    }
+
+    fn node_mut(&mut self, id: NodeId) -> &mut Node<V> {
+        &mut self.nodes[id as usize]
+    }
+
+    fn alloc(&mut self, node: Node<V>) -> NodeId {
+        if let Some(id) = self.free.pop() {
+            self.nodes[id as usize] = node;
+            return id;
+        }
+        // 2^32 nodes would take hundreds of GiB: the allocator gives out long before.
+        let id = NodeId::try_from(self.nodes.len()).expect("fewer than 2^32 trie nodes");
+        self.nodes.push(node);
+        id
+    }
+
+    fn release(&mut self, id: NodeId) {
+        // Drop the label, value and child list now; the slot is reused by the next alloc.
+        self.nodes[id as usize] = Node::new(&[]);
+        self.free.push(id);
+    }
+
+    /// Whether no node holds a value (the root is then alone).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.node(ROOT).value.is_empty() && self.node(ROOT).children.len() == 0
+    }
+
+    /// The value at exactly `key`, if that node exists.
+    pub(crate) fn get_mut(&mut self, key: &[u8]) -> Option<&mut V> {
+        let mut id = ROOT;
+        let mut rest = key;
+        while let Some(&first) = rest.first() {
+            let child = self.node(id).children.get(first)?;
+            let label = &self.node(child).label;
+            if !rest.starts_with(label) {
+                return None;
+            }
+            rest = &rest[label.len()..];
+            id = child;
+        }
+        Some(&mut self.node_mut(id).value)
+    }
+
+    /// The value at exactly `key`, creating the node (and splitting a label) if needed.
+    pub(crate) fn entry(&mut self, key: &[u8]) -> &mut V {
+        let mut id = ROOT;
+        let mut rest = key;
+        while let Some(&first) = rest.first() {
+            let Some(child) = self.node(id).children.get(first) else {
+                let leaf = self.alloc(Node::new(rest));
+                self.node_mut(id).children.set(first, leaf);
+                return &mut self.node_mut(leaf).value;
+            };
+            let label = &self.node(child).label;
+            let common = label.iter().zip(rest).take_while(|(a, b)| a == b).count();
+            if common == label.len() {
+                rest = &rest[common..];
+                id = child;
+                continue;
+            }
+            // Split the child's label: a new node takes the common part and the child keeps
+            // the remainder below it.
+            let remainder: Box<[u8]> = label[common..].into();
+            let split = self.alloc(Node::new(&rest[..common]));
+            let remainder_first = remainder[0];
+            self.node_mut(child).label = remainder;
+            self.node_mut(split).children.set(remainder_first, child);
+            self.node_mut(id).children.set(first, split);
+            rest = &rest[common..];
+            id = split;
+        }
+        &mut self.node_mut(id).value
+    }
+
+    /// Restores the compactness invariant after the value at `key` became empty: removes the
+    /// node if it is a leaf, folds it into its only child, and tidies its parent the same way.
+    pub(crate) fn prune(&mut self, key: &[u8]) {
+        // (node, first byte of its label) from the root down to the node at `key`.
+        let mut path: Vec<(NodeId, u8)> = Vec::new();
+        let mut id = ROOT;
+        let mut rest = key;
+        while let Some(&first) = rest.first() {
+            let Some(child) = self.node(id).children.get(first) else {
+                return;
+            };
+            let label = &self.node(child).label;
+            if !rest.starts_with(label) {
+                return;
+            }
+            rest = &rest[label.len()..];
+            path.push((child, first));
+            id = child;
+        }
+        let Some(&(target, target_key)) = path.last() else {
+            return; // the root always stays
+        };
+        if !self.node(target).value.is_empty() {
+            return;
+        }
+        let parent = path.len().checked_sub(2).map_or(ROOT, |i| path[i].0);
+        match self.node(target).children.len() {
+            0 => {
+                self.node_mut(parent).children.remove(target_key);
+                self.release(target);
+                if parent != ROOT {
+                    self.fold_into_child(parent);
+                }
+            }
+            1 => self.fold_into_child(target),
+            _ => {}
+        }
+    }
+
+    /// A valueless node with a single child absorbs it (labels concatenated), keeping its
+    /// own id so that its parent's link stays valid.
+    fn fold_into_child(&mut self, id: NodeId) {
+        let node = self.node(id);
+        if !node.value.is_empty() {
+            return;
+        }
+        let Some(child) = node.children.single() else {
+            return;
+        };
+        let absorbed = std::mem::replace(self.node_mut(child), Node::new(&[]));
+        self.free.push(child);
+        let node = self.node_mut(id);
+        let mut label = Vec::with_capacity(node.label.len() + absorbed.label.len());
+        label.extend_from_slice(&node.label);
+        label.extend_from_slice(&absorbed.label);
+        node.label = label.into();
+        node.value = absorbed.value;
+        node.children = absorbed.children;
+    }
+
+    /// The values of the nodes whose keys are prefixes of `data`, shortest first.
+    pub(crate) fn prefixes_of<'a>(&'a self, data: &'a [u8]) -> Prefixes<'a, V> {
+        Prefixes {
+            radix: self,
+            next: Some(ROOT),
+            rest: data,
+        }
+    }
+
+    /// Visits every node with a value, in key order, with its full key. The walk keeps its
+    /// own stack: a chain of nested subscriptions must not overflow the call stack.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(&[u8], &V)) {
+        let mut key = Vec::new();
+        // (node, key length before its label)
+        let mut stack = vec![(ROOT, 0usize)];
+        while let Some((id, depth)) = stack.pop() {
+            let node = self.node(id);
+            key.truncate(depth);
+            key.extend_from_slice(&node.label);
+            if !node.value.is_empty() {
+                f(&key, &node.value);
+            }
+            let depth = key.len();
+            stack.extend(node.children.ids().into_iter().rev().map(|c| (c, depth)));
+        }
+    }
+
+    /// Mutable walk: `f` may empty values; the keys of the nodes it emptied are returned so
+    /// the caller can report and prune them.
+    pub(crate) fn retain(&mut self, mut f: impl FnMut(&mut V)) -> Vec<Vec<u8>> {
+        let mut emptied = Vec::new();
+        let mut key = Vec::new();
+        let mut stack = vec![(ROOT, 0usize)];
+        while let Some((id, depth)) = stack.pop() {
+            key.truncate(depth);
+            let node = self.node_mut(id);
+            key.extend_from_slice(&node.label);
+            if !node.value.is_empty() {
+                f(&mut node.value);
+                if node.value.is_empty() {
+                    emptied.push(key.clone());
+                }
+            }
+            let depth = key.len();
+            let children = self.node(id).children.ids();
+            stack.extend(children.into_iter().rev().map(|c| (c, depth)));
+        }
+        emptied
+    }
+
+    #[cfg(test)]
+    pub(crate) fn check_invariants(&self) -> usize {
+        let mut live = 0;
+        let mut stack = vec![ROOT];
+        while let Some(id) = stack.pop() {
+            live += 1;
+            let node = self.node(id);
+            if id != ROOT {
+                assert!(!node.label.is_empty(), "empty label below the root");
+                assert!(
+                    !node.value.is_empty() || node.children.len() >= 2,
+                    "valueless node with fewer than two children"
+                );
+            }
+            for child in node.children.ids() {
+                let first = self.node(child).label[0];
+                assert_eq!(
+                    node.children.get(first),
+                    Some(child),
+                    "child under wrong key"
+                );
+                stack.push(child);
+            }
+        }
+        assert_eq!(live + self.free.len(), self.nodes.len(), "leaked nodes");
+        live
+    }
+}
+
+impl<V> fmt::Debug for Radix<V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Radix")
+            .field("nodes", &(self.nodes.len() - self.free.len()))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Iterator behind [`Radix::prefixes_of`].
+pub(crate) struct Prefixes<'a, V> {
+    radix: &'a Radix<V>,
+    next: Option<NodeId>,
+    rest: &'a [u8],
+}
+
+impl<'a, V: Value> Iterator for Prefixes<'a, V> {
+    type Item = &'a V;
+
+    fn next(&mut self) -> Option<&'a V> {
+        while let Some(id) = self.next.take() {
+            let node = self.radix.node(id);
+            if let Some(&first) = self.rest.first() {
+                if let Some(child) = node.children.get(first) {
+                    let label = &self.radix.node(child).label;
+                    if self.rest.starts_with(label) {
+                        self.rest = &self.rest[label.len()..];
+                        self.next = Some(child);
+                    }
+                }
+            }
+            if !node.value.is_empty() {
+                return Some(&node.value);
+            }
+        }
+        None
+    }
+}
