@@ -16,8 +16,11 @@
 //! with a single `memcmp`, instead of one node per byte as libzmq's tries do.
 #![forbid(unsafe_code)]
 
+mod children;
+mod label;
 mod multi_trie;
 mod radix;
+mod subscribers;
 mod subscription_trie;
 
 pub use multi_trie::MultiTrie;

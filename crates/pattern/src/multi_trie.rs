@@ -6,34 +6,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::hash::Hash;
 
-use crate::radix::{Radix, Value};
-
-/// Index of a peer in the peer table; nodes store it next to the peer for de-duplication.
-type Slot = u32;
-
-/// One peer's subscription to a node's prefix, counted.
-#[derive(Debug, Clone, Copy)]
-struct Entry<P> {
-    peer: P,
-    slot: Slot,
-    count: u32,
-}
-
-/// The peers subscribed to exactly one prefix.
-#[derive(Debug)]
-struct Subscribers<P>(Vec<Entry<P>>);
-
-impl<P> Default for Subscribers<P> {
-    fn default() -> Self {
-        Self(Vec::new())
-    }
-}
-
-impl<P> Value for Subscribers<P> {
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
+use crate::radix::Radix;
+use crate::subscribers::{Entry, Slot, Subscribers};
 
 #[derive(Debug)]
 struct PeerState {
@@ -73,11 +47,11 @@ impl<P: Copy + Eq + Hash> MultiTrie<P> {
     pub fn add(&mut self, prefix: &[u8], peer: P) -> bool {
         let slot = self.slot_for(peer);
         let subscribers = self.radix.entry(prefix);
-        let first = subscribers.0.is_empty();
-        match subscribers.0.iter_mut().find(|e| e.slot == slot) {
+        let first = subscribers.entries().is_empty();
+        match subscribers.find_mut(slot) {
             Some(entry) => entry.count = entry.count.saturating_add(1),
             None => {
-                subscribers.0.push(Entry {
+                subscribers.push(Entry {
                     peer,
                     slot,
                     count: 1,
@@ -98,16 +72,15 @@ impl<P: Copy + Eq + Hash> MultiTrie<P> {
         let Some(subscribers) = self.radix.get_mut(prefix) else {
             return false;
         };
-        let Some(at) = subscribers.0.iter().position(|e| e.slot == slot) else {
+        let Some(entry) = subscribers.find_mut(slot) else {
             return false;
         };
-        let entry = &mut subscribers.0[at];
         entry.count -= 1;
         if entry.count > 0 {
             return false;
         }
-        subscribers.0.swap_remove(at);
-        let last = subscribers.0.is_empty();
+        subscribers.remove(slot);
+        let last = subscribers.entries().is_empty();
         self.forget_prefix(peer, slot);
         if last {
             self.radix.prune(prefix);
@@ -124,7 +97,7 @@ impl<P: Copy + Eq + Hash> MultiTrie<P> {
         };
         let emptied = self
             .radix
-            .retain(|subscribers| subscribers.0.retain(|e| e.slot != slot));
+            .retain(|subscribers| subscribers.retain(|e| e.slot != slot));
         for prefix in &emptied {
             on_removed(prefix);
             self.radix.prune(prefix);
@@ -140,7 +113,7 @@ impl<P: Copy + Eq + Hash> MultiTrie<P> {
         let Some(first) = prefixes.next() else {
             return;
         };
-        for entry in &first.0 {
+        for entry in first.entries() {
             f(entry.peer);
         }
         let Some(second) = prefixes.next() else {
@@ -148,11 +121,11 @@ impl<P: Copy + Eq + Hash> MultiTrie<P> {
         };
         let generation = self.generation.get() + 1;
         self.generation.set(generation);
-        for entry in &first.0 {
+        for entry in first.entries() {
             self.peers[entry.slot as usize].visited.set(generation);
         }
         for subscribers in std::iter::once(second).chain(prefixes) {
-            for entry in &subscribers.0 {
+            for entry in subscribers.entries() {
                 let visited = &self.peers[entry.slot as usize].visited;
                 if visited.get() != generation {
                     visited.set(generation);

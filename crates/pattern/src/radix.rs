@@ -9,142 +9,24 @@
 //!            └─ "z" (v)
 //! ```
 //!
-//! Nodes live in one arena and point to their children by index: no per-node box on the
-//! lookup path but the label, and dropping a deep trie recurses nowhere.
+//! Nodes live in one arena and name their children by index (no pointer per node), short
+//! labels sit inside the node, and dropping a deep trie recurses nowhere.
 
 use std::fmt;
+
+use crate::children::{Children, NodeId};
+use crate::label::Label;
 
 /// What a node holds; the default value means "nothing subscribed here".
 pub(crate) trait Value: Default {
     fn is_empty(&self) -> bool;
 }
 
-type NodeId = u32;
 const ROOT: NodeId = 0;
-const NO_CHILD: NodeId = NodeId::MAX;
-
-/// A sparse node turns dense above this many children, and back below `SPARSE_BELOW`; the
-/// gap keeps a node that hovers around the limit from converting on every change.
-const DENSE_ABOVE: usize = 48;
-const SPARSE_BELOW: usize = 32;
-
-enum Children {
-    /// Children sorted by the first byte of their label.
-    Sparse { keys: Vec<u8>, ids: Vec<NodeId> },
-    /// One slot per possible first byte, `NO_CHILD` where there is none.
-    Dense { ids: Box<[NodeId; 256]>, len: usize },
-}
-
-impl Children {
-    const fn new() -> Self {
-        Children::Sparse {
-            keys: Vec::new(),
-            ids: Vec::new(),
-        }
-    }
-
-    fn get(&self, byte: u8) -> Option<NodeId> {
-        match self {
-            Children::Sparse { keys, ids } => {
-                let at = if keys.len() <= 8 {
-                    keys.iter().position(|&k| k == byte)?
-                } else {
-                    keys.binary_search(&byte).ok()?
-                };
-                Some(ids[at])
-            }
-            Children::Dense { ids, .. } => {
-                let id = ids[usize::from(byte)];
-                (id != NO_CHILD).then_some(id)
-            }
-        }
-    }
-
-    fn len(&self) -> usize {
-        match self {
-            Children::Sparse { keys, .. } => keys.len(),
-            Children::Dense { len, .. } => *len,
-        }
-    }
-
-    /// Adds or replaces the child for `byte`.
-    fn set(&mut self, byte: u8, id: NodeId) {
-        match self {
-            Children::Sparse { keys, ids } => match keys.binary_search(&byte) {
-                Ok(at) => ids[at] = id,
-                Err(at) => {
-                    keys.insert(at, byte);
-                    ids.insert(at, id);
-                    if keys.len() > DENSE_ABOVE {
-                        let mut table = Box::new([NO_CHILD; 256]);
-                        for (&k, &i) in keys.iter().zip(ids.iter()) {
-                            table[usize::from(k)] = i;
-                        }
-                        let len = keys.len();
-                        *self = Children::Dense { ids: table, len };
-                    }
-                }
-            },
-            Children::Dense { ids, len } => {
-                let slot = &mut ids[usize::from(byte)];
-                if *slot == NO_CHILD {
-                    *len += 1;
-                }
-                *slot = id;
-            }
-        }
-    }
-
-    fn remove(&mut self, byte: u8) {
-        match self {
-            Children::Sparse { keys, ids } => {
-                if let Ok(at) = keys.binary_search(&byte) {
-                    keys.remove(at);
-                    ids.remove(at);
-                }
-            }
-            Children::Dense { ids, len } => {
-                let slot = &mut ids[usize::from(byte)];
-                if *slot != NO_CHILD {
-                    *slot = NO_CHILD;
-                    *len -= 1;
-                }
-                if *len < SPARSE_BELOW {
-                    let (keys, sparse_ids) = (0..=255u8)
-                        .filter_map(|k| {
-                            let id = ids[usize::from(k)];
-                            (id != NO_CHILD).then_some((k, id))
-                        })
-                        .unzip();
-                    *self = Children::Sparse {
-                        keys,
-                        ids: sparse_ids,
-                    };
-                }
-            }
-        }
-    }
-
-    /// The only child, when there is exactly one.
-    fn single(&self) -> Option<NodeId> {
-        match self {
-            Children::Sparse { ids, .. } if ids.len() == 1 => Some(ids[0]),
-            _ => None,
-        }
-    }
-
-    /// Child ids in key order.
-    fn ids(&self) -> Vec<NodeId> {
-        match self {
-            Children::Sparse { ids, .. } => ids.clone(),
-            Children::Dense { ids, .. } => ids.iter().copied().filter(|&i| i != NO_CHILD).collect(),
-        }
-    }
-}
 
 struct Node<V> {
     /// Bytes from the parent to this node; empty only for the root.
-    label: Box<[u8]>,
+    label: Label,
     value: V,
     children: Children,
 }
@@ -152,9 +34,9 @@ struct Node<V> {
 impl<V: Value> Node<V> {
     fn new(label: &[u8]) -> Self {
         Self {
-            label: label.into(),
+            label: Label::new(label),
             value: V::default(),
-            children: Children::new(),
+            children: Children::None,
         }
     }
 }
@@ -209,8 +91,8 @@ impl<V: Value> Radix<V> {
         let mut rest = key;
         while let Some(&first) = rest.first() {
             let child = self.node(id).children.get(first)?;
-            let label = &self.node(child).label;
-            if !rest.starts_with(label) {
+            let label: &[u8] = &self.node(child).label;
+            if !continues_with(rest, label) {
                 return None;
             }
             rest = &rest[label.len()..];
@@ -229,7 +111,7 @@ impl<V: Value> Radix<V> {
                 self.node_mut(id).children.set(first, leaf);
                 return &mut self.node_mut(leaf).value;
             };
-            let label = &self.node(child).label;
+            let label: &[u8] = &self.node(child).label;
             let common = label.iter().zip(rest).take_while(|(a, b)| a == b).count();
             if common == label.len() {
                 rest = &rest[common..];
@@ -238,7 +120,7 @@ impl<V: Value> Radix<V> {
             }
             // Split the child's label: a new node takes the common part and the child keeps
             // the remainder below it.
-            let remainder: Box<[u8]> = label[common..].into();
+            let remainder = Label::new(&label[common..]);
             let split = self.alloc(Node::new(&rest[..common]));
             let remainder_first = remainder[0];
             self.node_mut(child).label = remainder;
@@ -261,8 +143,8 @@ impl<V: Value> Radix<V> {
             let Some(child) = self.node(id).children.get(first) else {
                 return;
             };
-            let label = &self.node(child).label;
-            if !rest.starts_with(label) {
+            let label: &[u8] = &self.node(child).label;
+            if !continues_with(rest, label) {
                 return;
             }
             rest = &rest[label.len()..];
@@ -302,10 +184,7 @@ impl<V: Value> Radix<V> {
         let absorbed = std::mem::replace(self.node_mut(child), Node::new(&[]));
         self.free.push(child);
         let node = self.node_mut(id);
-        let mut label = Vec::with_capacity(node.label.len() + absorbed.label.len());
-        label.extend_from_slice(&node.label);
-        label.extend_from_slice(&absorbed.label);
-        node.label = label.into();
+        node.label = node.label.concat(&absorbed.label);
         node.value = absorbed.value;
         node.children = absorbed.children;
     }
@@ -397,6 +276,14 @@ impl<V> fmt::Debug for Radix<V> {
     }
 }
 
+/// Whether `rest` starts with a child's `label`, given that their first bytes are already
+/// known to match (the child was found by it). Labels of one byte, the norm near the root,
+/// then need no comparison at all.
+#[inline]
+fn continues_with(rest: &[u8], label: &[u8]) -> bool {
+    label.len() == 1 || (rest.len() >= label.len() && rest[1..label.len()] == label[1..])
+}
+
 /// Iterator behind [`Radix::prefixes_of`].
 pub(crate) struct Prefixes<'a, V> {
     radix: &'a Radix<V>,
@@ -412,8 +299,8 @@ impl<'a, V: Value> Iterator for Prefixes<'a, V> {
             let node = self.radix.node(id);
             if let Some(&first) = self.rest.first() {
                 if let Some(child) = node.children.get(first) {
-                    let label = &self.radix.node(child).label;
-                    if self.rest.starts_with(label) {
+                    let label: &[u8] = &self.radix.node(child).label;
+                    if continues_with(self.rest, label) {
                         self.rest = &self.rest[label.len()..];
                         self.next = Some(child);
                     }

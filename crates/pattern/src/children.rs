@@ -1,0 +1,233 @@
+//! A trie node's child links, keyed by the first byte of each child's label, in the shape
+//! that suits the node's width: none (leaves, most nodes), a small sorted array searched
+//! without branches, or a 256-slot table.
+
+/// Index of a node in the trie's arena.
+pub(crate) type NodeId = u32;
+
+const NO_CHILD: NodeId = NodeId::MAX;
+
+/// Most children a sparse node holds before it turns dense; back to sparse below
+/// `SPARSE_BELOW`, and the gap keeps a node hovering at the limit from converting each time.
+const SPARSE_MAX: usize = 48;
+const SPARSE_BELOW: usize = 32;
+
+/// Pads the unused key slots: no byte is below it, so padding never counts in a search.
+const PAD: u8 = u8::MAX;
+
+pub(crate) enum Children {
+    None,
+    Sparse(Box<Sparse>),
+    Dense(Box<Dense>),
+}
+
+/// Keys sorted, then padding; ids parallel to the keys. Keys and ids share one allocation,
+/// so a lookup follows one pointer.
+pub(crate) struct Sparse {
+    keys: [u8; SPARSE_MAX],
+    len: u8,
+    ids: [NodeId; SPARSE_MAX],
+}
+
+pub(crate) struct Dense {
+    ids: [NodeId; 256],
+    len: u16,
+}
+
+impl Sparse {
+    fn len(&self) -> usize {
+        usize::from(self.len)
+    }
+
+    /// Where `byte` is or would go. Counting the smaller keys over the fixed-size array
+    /// compiles to a few vector compares; a binary search over a few dozen random keys
+    /// would mispredict at nearly every step.
+    #[inline]
+    fn lower_bound(&self, byte: u8) -> usize {
+        let mut below = 0u8;
+        for &key in &self.keys {
+            below += u8::from(key < byte);
+        }
+        usize::from(below)
+    }
+
+    #[inline]
+    fn position(&self, byte: u8) -> Option<usize> {
+        let at = self.lower_bound(byte);
+        (at < self.len() && self.keys[at] == byte).then_some(at)
+    }
+}
+
+impl Children {
+    #[inline]
+    pub(crate) fn get(&self, byte: u8) -> Option<NodeId> {
+        match self {
+            Children::None => None,
+            Children::Sparse(sparse) => sparse.position(byte).map(|at| sparse.ids[at]),
+            Children::Dense(dense) => {
+                let id = dense.ids[usize::from(byte)];
+                (id != NO_CHILD).then_some(id)
+            }
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Children::None => 0,
+            Children::Sparse(sparse) => sparse.len(),
+            Children::Dense(dense) => usize::from(dense.len),
+        }
+    }
+
+    /// Adds or replaces the child for `byte`.
+    pub(crate) fn set(&mut self, byte: u8, id: NodeId) {
+        match self {
+            Children::None => {
+                let mut sparse = Box::new(Sparse {
+                    keys: [PAD; SPARSE_MAX],
+                    len: 1,
+                    ids: [NO_CHILD; SPARSE_MAX],
+                });
+                sparse.keys[0] = byte;
+                sparse.ids[0] = id;
+                *self = Children::Sparse(sparse);
+            }
+            Children::Sparse(sparse) => {
+                let at = sparse.lower_bound(byte);
+                let len = sparse.len();
+                if at < len && sparse.keys[at] == byte {
+                    sparse.ids[at] = id;
+                } else if len < SPARSE_MAX {
+                    sparse.keys.copy_within(at..len, at + 1);
+                    sparse.ids.copy_within(at..len, at + 1);
+                    sparse.keys[at] = byte;
+                    sparse.ids[at] = id;
+                    sparse.len += 1;
+                } else {
+                    let mut dense = Box::new(Dense {
+                        ids: [NO_CHILD; 256],
+                        len: 0,
+                    });
+                    for (&key, &child) in sparse.keys[..len].iter().zip(&sparse.ids[..len]) {
+                        dense.ids[usize::from(key)] = child;
+                    }
+                    dense.len = len as u16;
+                    *self = Children::Dense(dense);
+                    self.set(byte, id);
+                }
+            }
+            Children::Dense(dense) => {
+                let slot = &mut dense.ids[usize::from(byte)];
+                if *slot == NO_CHILD {
+                    dense.len += 1;
+                }
+                *slot = id;
+            }
+        }
+    }
+
+    pub(crate) fn remove(&mut self, byte: u8) {
+        match self {
+            Children::None => {}
+            Children::Sparse(sparse) => {
+                let Some(at) = sparse.position(byte) else {
+                    return;
+                };
+                let len = sparse.len();
+                sparse.keys.copy_within(at + 1..len, at);
+                sparse.ids.copy_within(at + 1..len, at);
+                sparse.keys[len - 1] = PAD;
+                sparse.ids[len - 1] = NO_CHILD;
+                sparse.len -= 1;
+                if sparse.len == 0 {
+                    *self = Children::None;
+                }
+            }
+            Children::Dense(dense) => {
+                let slot = &mut dense.ids[usize::from(byte)];
+                if *slot == NO_CHILD {
+                    return;
+                }
+                *slot = NO_CHILD;
+                dense.len -= 1;
+                if usize::from(dense.len) < SPARSE_BELOW {
+                    let mut sparse = Box::new(Sparse {
+                        keys: [PAD; SPARSE_MAX],
+                        len: 0,
+                        ids: [NO_CHILD; SPARSE_MAX],
+                    });
+                    for key in 0..=255u8 {
+                        let child = dense.ids[usize::from(key)];
+                        if child != NO_CHILD {
+                            let at = sparse.len();
+                            sparse.keys[at] = key;
+                            sparse.ids[at] = child;
+                            sparse.len += 1;
+                        }
+                    }
+                    *self = Children::Sparse(sparse);
+                }
+            }
+        }
+    }
+
+    /// The only child, when there is exactly one.
+    pub(crate) fn single(&self) -> Option<NodeId> {
+        match self {
+            Children::Sparse(sparse) if sparse.len == 1 => Some(sparse.ids[0]),
+            _ => None,
+        }
+    }
+
+    /// Child ids in key order.
+    pub(crate) fn ids(&self) -> Vec<NodeId> {
+        match self {
+            Children::None => Vec::new(),
+            Children::Sparse(sparse) => sparse.ids[..sparse.len()].to_vec(),
+            Children::Dense(dense) => dense
+                .ids
+                .iter()
+                .copied()
+                .filter(|&i| i != NO_CHILD)
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grows_dense_and_shrinks_back_keeping_every_child() {
+        let mut children = Children::None;
+        let keys: Vec<u8> = (0..=255u8).rev().step_by(3).collect();
+        for (i, &key) in keys.iter().enumerate() {
+            children.set(key, i as NodeId);
+            assert_eq!(children.len(), i + 1);
+        }
+        assert!(matches!(children, Children::Dense(_)));
+        for (i, &key) in keys.iter().enumerate() {
+            assert_eq!(children.get(key), Some(i as NodeId));
+        }
+        for byte in (0..=255u8).filter(|b| !keys.contains(b)) {
+            assert_eq!(children.get(byte), None);
+        }
+        for &key in &keys[..keys.len() - 1] {
+            children.remove(key);
+        }
+        assert_eq!(children.single(), Some(keys.len() as NodeId - 1));
+        children.remove(keys[keys.len() - 1]);
+        assert!(matches!(children, Children::None));
+    }
+
+    #[test]
+    fn padding_never_matches_byte_255() {
+        let mut children = Children::None;
+        children.set(1, 7);
+        assert_eq!(children.get(PAD), None);
+        children.set(PAD, 9);
+        assert_eq!(children.get(PAD), Some(9));
+        assert_eq!(children.ids(), [7, 9]);
+    }
+}
