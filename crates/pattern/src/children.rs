@@ -9,8 +9,10 @@ const NO_CHILD: NodeId = NodeId::MAX;
 
 /// Most children a sparse node holds before it turns dense; back to sparse below
 /// `SPARSE_BELOW`, and the gap keeps a node hovering at the limit from converting each time.
-const SPARSE_MAX: usize = 48;
-const SPARSE_BELOW: usize = 32;
+/// Sixteen keys are one vector compare; past that a direct index measured faster (10k random
+/// topics: a miss 14 -> 10 ns, a hit 27 -> 23 ns) for 1 KiB per wide node.
+const SPARSE_MAX: usize = 16;
+const SPARSE_BELOW: usize = 8;
 
 /// Pads the unused key slots: no byte is below it, so padding never counts in a search.
 const PAD: u8 = u8::MAX;
