@@ -1,2 +1,45 @@
-//! Sans-IO ZMTP 3.1 (being written).
+//! Sans-IO ZMTP 3.1: the ZeroMQ wire protocol as plain data transformations.
+//!
+//! ```text
+//!   bytes in ──► Handshake ──────────────► PeerInfo
+//!               │ GreetingDecoder (64 B)
+//!               │ FrameDecoder ─► Command::decode ─► NULL mechanism (READY / ERROR)
+//!               ▼
+//!   bytes in ──► FrameDecoder ─► Frame { body, more, command } ─► Command (PING, SUBSCRIBE, ...)
+//!   Frame / Command ─► Encoder ─► IoSlice[] ─► bytes out
+//! ```
+//!
+//! Why sans-IO: nothing here owns a socket, a thread or a clock, so the same code drives the
+//! blocking and the async runtime, unit tests can pump two peers into each other byte by byte,
+//! and fuzzers reach every parser directly. Input comes in through `decode`/`handle_input`
+//! on a caller-owned `BytesMut`, output goes out through `poll_output` or the [`Encoder`]'s
+//! vectored slices; decoded bodies are zero-copy slices of the receive buffer.
+//!
+//! Acceptance follows libzmq 4.3.5 where it matters for interoperability (reserved frame flag
+//! bits ignored, unknown future versions spoken to as 3.1, long PING contexts accepted); no
+//! input, however malformed, panics — every refusal is a typed error classified by [`Fault`].
 #![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod command;
+pub mod decoder;
+pub mod encoder;
+pub mod error;
+pub mod frame;
+pub mod greeting;
+pub mod handshake;
+pub mod metadata;
+mod null;
+pub mod socket_type;
+
+pub use command::{Command, PING_CONTEXT_MAX};
+pub use decoder::{Decoded, FrameDecoder};
+pub use encoder::{Encoder, DEFAULT_COPY_THRESHOLD};
+pub use error::{
+    protocol_error, CommandError, Fault, FrameError, GreetingError, HandshakeError, MetadataError,
+};
+pub use frame::{Frame, COMMAND, LONG, MORE, SHORT_MAX};
+pub use greeting::{Greeting, GreetingDecoder, Mechanism, GREETING_LEN};
+pub use handshake::{Handshake, HandshakeConfig, PeerInfo};
+pub use metadata::Metadata;
+pub use socket_type::SocketType;

@@ -1,0 +1,449 @@
+//! Errors of every codec layer, classified by who is at fault.
+//!
+//! The classification drives what the runtime does next: a malformed or misbehaving peer is
+//! dropped and may reconnect, an incompatible one (version, mechanism, socket type, or a peer
+//! that sent ERROR) will fail the same way again. `protocol_error_code` gives the value libzmq
+//! reports in a `ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL` monitor event (include/zmq.h).
+
+use std::fmt;
+
+use bytes::Bytes;
+
+use crate::greeting::Mechanism;
+use crate::socket_type::SocketType;
+
+/// Who caused a failure.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The bytes do not follow the grammar.
+    Malformed,
+    /// Well-formed, but not allowed at this point or above a limit.
+    PeerMisbehaved,
+    /// The peer speaks something we do not (version, mechanism, socket type) or refused us.
+    PeerIncompatible,
+    /// Our own configuration is unusable (e.g. an invalid property name).
+    ApiMisuse,
+}
+
+/// libzmq's `ZMQ_PROTOCOL_ERROR_*` values (include/zmq.h).
+pub mod protocol_error {
+    /// ZMQ_PROTOCOL_ERROR_ZMTP_UNSPECIFIED
+    pub const ZMTP_UNSPECIFIED: u32 = 0x1000_0000;
+    /// ZMQ_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND
+    pub const ZMTP_UNEXPECTED_COMMAND: u32 = 0x1000_0001;
+    /// ZMQ_PROTOCOL_ERROR_ZMTP_INVALID_SEQUENCE
+    pub const ZMTP_INVALID_SEQUENCE: u32 = 0x1000_0002;
+    /// ZMQ_PROTOCOL_ERROR_ZMTP_KEY_EXCHANGE
+    pub const ZMTP_KEY_EXCHANGE: u32 = 0x1000_0003;
+    /// ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED
+    pub const ZMTP_MALFORMED_COMMAND_UNSPECIFIED: u32 = 0x1000_0011;
+    /// ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_MESSAGE
+    pub const ZMTP_MALFORMED_COMMAND_MESSAGE: u32 = 0x1000_0012;
+    /// ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_HELLO
+    pub const ZMTP_MALFORMED_COMMAND_HELLO: u32 = 0x1000_0013;
+    /// ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_INITIATE
+    pub const ZMTP_MALFORMED_COMMAND_INITIATE: u32 = 0x1000_0014;
+    /// ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_ERROR
+    pub const ZMTP_MALFORMED_COMMAND_ERROR: u32 = 0x1000_0015;
+    /// ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY
+    pub const ZMTP_MALFORMED_COMMAND_READY: u32 = 0x1000_0016;
+    /// ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_WELCOME
+    pub const ZMTP_MALFORMED_COMMAND_WELCOME: u32 = 0x1000_0017;
+    /// ZMQ_PROTOCOL_ERROR_ZMTP_INVALID_METADATA
+    pub const ZMTP_INVALID_METADATA: u32 = 0x1000_0018;
+    /// ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC
+    pub const ZMTP_CRYPTOGRAPHIC: u32 = 0x1100_0001;
+    /// ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
+    pub const ZMTP_MECHANISM_MISMATCH: u32 = 0x1100_0002;
+}
+
+/// A frame header the decoder refuses.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrameError {
+    /// The body is larger than the configured maximum (libzmq: EMSGSIZE).
+    TooLarge {
+        /// Size announced by the frame header.
+        size: u64,
+        /// The configured maximum.
+        max: u64,
+    },
+    /// A long size above `i64::MAX` or above what this platform can address.
+    SizeOverflow {
+        /// Size announced by the frame header.
+        size: u64,
+    },
+}
+
+impl FrameError {
+    /// Who is at fault.
+    pub fn fault(&self) -> Fault {
+        match self {
+            Self::TooLarge { .. } => Fault::PeerMisbehaved,
+            Self::SizeOverflow { .. } => Fault::Malformed,
+        }
+    }
+}
+
+impl fmt::Display for FrameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TooLarge { size, max } => {
+                write!(
+                    f,
+                    "frame of {size} bytes exceeds the maximum message size {max}"
+                )
+            }
+            Self::SizeOverflow { size } => {
+                write!(f, "frame size {size} is not representable on this platform")
+            }
+        }
+    }
+}
+
+impl std::error::Error for FrameError {}
+
+/// A peer greeting we refuse.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GreetingError {
+    /// First byte not 0xFF, or bit 0 of byte 9 clear: an unversioned ZMTP 1.0 peer (or not
+    /// ZMTP at all).
+    Zmtp1Peer,
+    /// A versioned peer older than 3.0: major 0 (versioned 1.0) or 1 (ZMTP 2.0).
+    UnsupportedVersion {
+        /// The peer's major version byte.
+        major: u8,
+    },
+    /// The mechanism field is not `[A-Z0-9-_.+]{1,20}` followed by zero padding.
+    InvalidMechanism {
+        /// The raw 20-byte field.
+        raw: [u8; 20],
+    },
+}
+
+impl GreetingError {
+    /// Who is at fault.
+    pub fn fault(&self) -> Fault {
+        match self {
+            Self::Zmtp1Peer | Self::UnsupportedVersion { .. } => Fault::PeerIncompatible,
+            Self::InvalidMechanism { .. } => Fault::Malformed,
+        }
+    }
+}
+
+impl fmt::Display for GreetingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Zmtp1Peer => f.write_str("peer is not a ZMTP 3.x peer (ZMTP 1.0 signature)"),
+            Self::UnsupportedVersion { major } => {
+                write!(f, "peer speaks ZMTP revision {major}, older than 3.0")
+            }
+            Self::InvalidMechanism { raw } => {
+                write!(
+                    f,
+                    "invalid mechanism name in greeting: {:?}",
+                    Bytes::copy_from_slice(raw)
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for GreetingError {}
+
+/// A metadata (property list) encoding we refuse.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MetadataError {
+    /// The property list ends in the middle of a property.
+    Truncated,
+    /// A property name that is empty, longer than 255 bytes or has a byte outside
+    /// `[A-Za-z0-9-_.+]`.
+    InvalidName {
+        /// The offending name.
+        name: Bytes,
+    },
+    /// A value length above `i32::MAX` (RFC 37: `4OCTET` with the top bit clear).
+    ValueTooLong {
+        /// The announced length.
+        len: u32,
+    },
+}
+
+impl MetadataError {
+    /// Who is at fault.
+    pub fn fault(&self) -> Fault {
+        Fault::Malformed
+    }
+}
+
+impl fmt::Display for MetadataError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Truncated => f.write_str("metadata ends inside a property"),
+            Self::InvalidName { name } => write!(f, "invalid metadata property name {name:?}"),
+            Self::ValueTooLong { len } => {
+                write!(f, "metadata value length {len} exceeds 2^31-1")
+            }
+        }
+    }
+}
+
+impl std::error::Error for MetadataError {}
+
+/// A command body we refuse.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandError {
+    /// The body is empty or its name length is 0.
+    EmptyName,
+    /// The name length points past the end of the body.
+    TruncatedName {
+        /// The announced name length.
+        name_len: u8,
+        /// The bytes available after the length octet.
+        available: usize,
+    },
+    /// READY (or another property-carrying command) with bad metadata.
+    Metadata(MetadataError),
+    /// ERROR whose reason length is missing or points past the end.
+    MalformedError,
+    /// PING without its two TTL bytes.
+    MalformedPing,
+}
+
+impl CommandError {
+    /// Who is at fault.
+    pub fn fault(&self) -> Fault {
+        Fault::Malformed
+    }
+}
+
+impl fmt::Display for CommandError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::EmptyName => f.write_str("command without a name"),
+            Self::TruncatedName {
+                name_len,
+                available,
+            } => write!(
+                f,
+                "command name length {name_len} exceeds the {available} bytes available"
+            ),
+            Self::Metadata(e) => write!(f, "malformed READY: {e}"),
+            Self::MalformedError => f.write_str("malformed ERROR command"),
+            Self::MalformedPing => f.write_str("PING command shorter than its TTL field"),
+        }
+    }
+}
+
+impl std::error::Error for CommandError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Metadata(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<MetadataError> for CommandError {
+    fn from(e: MetadataError) -> Self {
+        Self::Metadata(e)
+    }
+}
+
+/// Why a handshake failed.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HandshakeError {
+    /// The peer's greeting was refused.
+    Greeting(GreetingError),
+    /// A frame header was refused.
+    Frame(FrameError),
+    /// A command body was malformed.
+    Command(CommandError),
+    /// The peer's greeting names another security mechanism than ours.
+    MechanismMismatch {
+        /// Our mechanism.
+        ours: Mechanism,
+        /// The peer's mechanism.
+        peer: Mechanism,
+    },
+    /// A message frame arrived before the peer's READY.
+    UnexpectedMessage,
+    /// A command other than READY or ERROR arrived before the peer's READY.
+    UnexpectedCommand {
+        /// The command's name.
+        name: Bytes,
+    },
+    /// The peer's READY has no Socket-Type property.
+    MissingSocketType,
+    /// The peer's Socket-Type is not a name we know.
+    UnknownSocketType {
+        /// The value received.
+        name: Bytes,
+    },
+    /// The peer's socket type cannot talk to ours (RFC 23 pairing table); we sent ERROR.
+    IncompatibleSocketType {
+        /// Our socket type.
+        ours: SocketType,
+        /// The peer's socket type.
+        peer: SocketType,
+    },
+    /// The peer sent ERROR: it refuses this connection and it must not be retried as is.
+    PeerError {
+        /// The reason text the peer gave.
+        reason: Bytes,
+    },
+    /// One of our own properties has an invalid name (HandshakeConfig::properties).
+    InvalidLocalProperty(MetadataError),
+}
+
+impl HandshakeError {
+    /// Who is at fault.
+    pub fn fault(&self) -> Fault {
+        match self {
+            Self::Greeting(e) => e.fault(),
+            Self::Frame(e) => e.fault(),
+            Self::Command(e) => e.fault(),
+            Self::UnexpectedMessage | Self::UnexpectedCommand { .. } => Fault::PeerMisbehaved,
+            Self::MissingSocketType | Self::UnknownSocketType { .. } => Fault::Malformed,
+            Self::MechanismMismatch { .. }
+            | Self::IncompatibleSocketType { .. }
+            | Self::PeerError { .. } => Fault::PeerIncompatible,
+            Self::InvalidLocalProperty(_) => Fault::ApiMisuse,
+        }
+    }
+
+    /// The `ZMQ_PROTOCOL_ERROR_ZMTP_*` value libzmq would report for this failure.
+    ///
+    /// libzmq's NULL mechanism reports bad READY metadata (including a Socket-Type it does not
+    /// accept) as INVALID_METADATA (src/mechanism.cpp `parse_metadata`), anything but READY or
+    /// ERROR as UNEXPECTED_COMMAND and a short ERROR as MALFORMED_COMMAND_ERROR
+    /// (src/null_mechanism.cpp).
+    pub fn protocol_error_code(&self) -> u32 {
+        use protocol_error as p;
+        match self {
+            Self::Greeting(_) | Self::Frame(_) | Self::PeerError { .. } => p::ZMTP_UNSPECIFIED,
+            Self::InvalidLocalProperty(_) => p::ZMTP_UNSPECIFIED,
+            Self::Command(CommandError::Metadata(_)) => p::ZMTP_INVALID_METADATA,
+            Self::Command(CommandError::MalformedError) => p::ZMTP_MALFORMED_COMMAND_ERROR,
+            Self::Command(_) => p::ZMTP_MALFORMED_COMMAND_UNSPECIFIED,
+            Self::MechanismMismatch { .. } => p::ZMTP_MECHANISM_MISMATCH,
+            Self::UnexpectedMessage | Self::UnexpectedCommand { .. } => p::ZMTP_UNEXPECTED_COMMAND,
+            Self::MissingSocketType
+            | Self::UnknownSocketType { .. }
+            | Self::IncompatibleSocketType { .. } => p::ZMTP_INVALID_METADATA,
+        }
+    }
+
+    /// Whether the peer itself refused us with an ERROR command (RFC 37: do not retry with the
+    /// same credentials).
+    pub fn is_peer_error(&self) -> bool {
+        matches!(self, Self::PeerError { .. })
+    }
+}
+
+impl fmt::Display for HandshakeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Greeting(e) => write!(f, "greeting refused: {e}"),
+            Self::Frame(e) => write!(f, "frame refused: {e}"),
+            Self::Command(e) => write!(f, "command refused: {e}"),
+            Self::MechanismMismatch { ours, peer } => write!(
+                f,
+                "security mechanism mismatch: we use {:?}, peer uses {:?}",
+                Bytes::copy_from_slice(ours.name()),
+                Bytes::copy_from_slice(peer.name())
+            ),
+            Self::UnexpectedMessage => f.write_str("message frame received before READY"),
+            Self::UnexpectedCommand { name } => {
+                write!(f, "unexpected command {name:?} during the handshake")
+            }
+            Self::MissingSocketType => f.write_str("peer READY lacks the Socket-Type property"),
+            Self::UnknownSocketType { name } => write!(f, "unknown peer socket type {name:?}"),
+            Self::IncompatibleSocketType { ours, peer } => write!(
+                f,
+                "socket type {} cannot talk to a {} peer",
+                ours.name(),
+                peer.name()
+            ),
+            Self::PeerError { reason } => write!(f, "peer refused the connection: {reason:?}"),
+            Self::InvalidLocalProperty(e) => write!(f, "invalid local property: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for HandshakeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Greeting(e) => Some(e),
+            Self::Frame(e) => Some(e),
+            Self::Command(e) => Some(e),
+            Self::InvalidLocalProperty(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<GreetingError> for HandshakeError {
+    fn from(e: GreetingError) -> Self {
+        Self::Greeting(e)
+    }
+}
+
+impl From<FrameError> for HandshakeError {
+    fn from(e: FrameError) -> Self {
+        Self::Frame(e)
+    }
+}
+
+impl From<CommandError> for HandshakeError {
+    fn from(e: CommandError) -> Self {
+        Self::Command(e)
+    }
+}
+
+impl From<MetadataError> for HandshakeError {
+    fn from(e: MetadataError) -> Self {
+        Self::Command(CommandError::Metadata(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_match_zmq_h() {
+        assert_eq!(
+            HandshakeError::UnexpectedCommand {
+                name: Bytes::from_static(b"PING")
+            }
+            .protocol_error_code(),
+            0x1000_0001
+        );
+        assert_eq!(
+            HandshakeError::Command(CommandError::MalformedError).protocol_error_code(),
+            0x1000_0015
+        );
+        assert_eq!(
+            HandshakeError::from(MetadataError::Truncated).protocol_error_code(),
+            0x1000_0018
+        );
+        let mm = HandshakeError::MechanismMismatch {
+            ours: Mechanism::Null,
+            peer: Mechanism::Curve,
+        };
+        assert_eq!(mm.protocol_error_code(), 0x1100_0002);
+        assert_eq!(mm.fault(), Fault::PeerIncompatible);
+        assert!(!mm.is_peer_error());
+        let pe = HandshakeError::PeerError {
+            reason: Bytes::from_static(b"400"),
+        };
+        assert!(pe.is_peer_error());
+        assert!(pe.to_string().contains("400"));
+    }
+}
