@@ -326,12 +326,15 @@ impl HandshakeError {
     pub fn protocol_error_code(&self) -> u32 {
         use protocol_error as p;
         match self {
+            // libzmq does not check the name's characters; it just finds that it differs
+            // from its own mechanism.
+            Self::MechanismMismatch { .. }
+            | Self::Greeting(GreetingError::InvalidMechanism { .. }) => p::ZMTP_MECHANISM_MISMATCH,
             Self::Greeting(_) | Self::Frame(_) | Self::PeerError { .. } => p::ZMTP_UNSPECIFIED,
             Self::InvalidLocalProperty(_) => p::ZMTP_UNSPECIFIED,
             Self::Command(CommandError::Metadata(_)) => p::ZMTP_INVALID_METADATA,
             Self::Command(CommandError::MalformedError) => p::ZMTP_MALFORMED_COMMAND_ERROR,
             Self::Command(_) => p::ZMTP_MALFORMED_COMMAND_UNSPECIFIED,
-            Self::MechanismMismatch { .. } => p::ZMTP_MECHANISM_MISMATCH,
             Self::UnexpectedMessage | Self::UnexpectedCommand { .. } => p::ZMTP_UNEXPECTED_COMMAND,
             Self::MissingSocketType
             | Self::UnknownSocketType { .. }

@@ -197,3 +197,266 @@ impl Handshake {
         cmd.encode(&mut self.out);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::{Fault, GreetingError};
+    use crate::metadata::Metadata;
+    use proptest::prelude::*;
+
+    fn out(h: &mut Handshake) -> BytesMut {
+        let mut o = BytesMut::new();
+        h.poll_output(&mut o);
+        o
+    }
+
+    /// Pumps bytes between two handshakes, `chunk` bytes at a time, until both are done or one
+    /// fails. Returns each side's result and the bytes each side left unconsumed.
+    fn pump(
+        a: &mut Handshake,
+        b: &mut Handshake,
+        chunk: usize,
+    ) -> (Result<(), HandshakeError>, Result<(), HandshakeError>) {
+        let (mut a_to_b, mut b_to_a) = (BytesMut::new(), BytesMut::new());
+        let (mut a_in, mut b_in) = (BytesMut::new(), BytesMut::new());
+        let (mut ra, mut rb) = (Ok(()), Ok(()));
+        for _ in 0..10_000 {
+            a.poll_output(&mut a_to_b);
+            b.poll_output(&mut b_to_a);
+            if a_to_b.is_empty() && b_to_a.is_empty() {
+                break;
+            }
+            let n = chunk.min(a_to_b.len());
+            b_in.extend_from_slice(&a_to_b.split_to(n));
+            let n = chunk.min(b_to_a.len());
+            a_in.extend_from_slice(&b_to_a.split_to(n));
+            if ra.is_ok() {
+                ra = a.handle_input(&mut a_in);
+            }
+            if rb.is_ok() {
+                rb = b.handle_input(&mut b_in);
+            }
+        }
+        (ra, rb)
+    }
+
+    #[test]
+    fn dealer_router_byte_by_byte_and_at_once() {
+        for chunk in [1, 7, 64, 1000] {
+            let mut cfg = HandshakeConfig::new(SocketType::Dealer);
+            cfg.routing_id = Bytes::from_static(b"client-1");
+            cfg.properties
+                .push(("X-App".into(), Bytes::from_static(b"demo")));
+            let mut client = Handshake::new(cfg);
+            let mut server = Handshake::new(HandshakeConfig::new(SocketType::Router));
+            let (rc, rs) = pump(&mut client, &mut server, chunk);
+            assert_eq!((rc, rs), (Ok(()), Ok(())), "chunk {chunk}");
+            assert!(client.is_complete() && server.is_complete());
+            let seen_by_server = server.peer().unwrap();
+            assert_eq!(seen_by_server.socket_type, SocketType::Dealer);
+            assert_eq!(seen_by_server.minor, 1);
+            assert_eq!(seen_by_server.routing_id.as_deref(), Some(&b"client-1"[..]));
+            assert_eq!(seen_by_server.metadata.get("x-app").unwrap(), &b"demo"[..]);
+            let seen_by_client = client.into_peer().unwrap();
+            assert_eq!(seen_by_client.socket_type, SocketType::Router);
+            // ROUTER sends an empty Identity: no routing id.
+            assert_eq!(seen_by_client.routing_id, None);
+        }
+    }
+
+    #[test]
+    fn wire_bytes_match_libzmq() {
+        let mut client = Handshake::new(HandshakeConfig::new(SocketType::Dealer));
+        let greeting = out(&mut client);
+        let mut expected = [0u8; 64];
+        expected[0] = 0xFF;
+        expected[8] = 1; // routing id length 0, plus 1 (libzmq's 1.0-detection padding)
+        expected[9] = 0x7F;
+        expected[10] = 3;
+        expected[11] = 1;
+        expected[12..16].copy_from_slice(b"NULL");
+        assert_eq!(&greeting[..], &expected[..]);
+        // Nothing more until the peer's greeting arrives.
+        assert!(out(&mut client).is_empty());
+        let mut peer = BytesMut::from(&Greeting::new(Mechanism::Null, false).encode()[..]);
+        client.handle_input(&mut peer).unwrap();
+        assert_eq!(
+            &out(&mut client)[..],
+            b"\x04\x29\x05READY\x0bSocket-Type\0\0\0\x06DEALER\x08Identity\0\0\0\0"
+        );
+        // RFC 37's example ROUTER reply (size 28) has no Identity; libzmq's ROUTER sends an
+        // empty one (src/mechanism.cpp), and so do we.
+        let mut server = Handshake::new(HandshakeConfig::new(SocketType::Router));
+        out(&mut server);
+        server
+            .handle_input(&mut BytesMut::from(&expected[..]))
+            .unwrap();
+        assert_eq!(
+            &out(&mut server)[..],
+            b"\x04\x29\x05READY\x0bSocket-Type\0\0\0\x06ROUTER\x08Identity\0\0\0\0"
+        );
+    }
+
+    #[test]
+    fn leftover_bytes_are_first_frames() {
+        let mut h = Handshake::new(HandshakeConfig::new(SocketType::Pull));
+        let mut input = BytesMut::from(&Greeting::new(Mechanism::Null, false).encode()[..]);
+        let mut ready = Metadata::new();
+        ready
+            .insert("Socket-Type", Bytes::from_static(b"PUSH"))
+            .unwrap();
+        let mut enc_out = BytesMut::new();
+        let cmd = Command::Ready(ready);
+        put_header(&mut enc_out, cmd.encoded_len(), false, true);
+        cmd.encode(&mut enc_out);
+        input.extend_from_slice(&enc_out);
+        input.extend_from_slice(b"\x00\x05hello\x04\x06\x04PING");
+        h.handle_input(&mut input).unwrap();
+        assert!(h.is_complete());
+        assert_eq!(&input[..], b"\x00\x05hello\x04\x06\x04PING");
+        // Further input is not consumed.
+        h.handle_input(&mut input).unwrap();
+        assert_eq!(input.len(), 7 + 7);
+    }
+
+    #[test]
+    fn socket_type_mismatch_sends_error() {
+        let mut a = Handshake::new(HandshakeConfig::new(SocketType::Push));
+        let mut b = Handshake::new(HandshakeConfig::new(SocketType::Push));
+        let (ra, rb) = pump(&mut a, &mut b, 1000);
+        let e = ra.unwrap_err();
+        assert_eq!(
+            e,
+            HandshakeError::IncompatibleSocketType {
+                ours: SocketType::Push,
+                peer: SocketType::Push
+            }
+        );
+        assert_eq!(e.fault(), Fault::PeerIncompatible);
+        // Each side got the other's ERROR queued after its READY; b saw a's ERROR or failed
+        // on its own check first — either way it failed.
+        assert!(rb.is_err());
+        let mut tail = BytesMut::new();
+        let mut c = Handshake::new(HandshakeConfig::new(SocketType::Pub));
+        out(&mut c);
+        let mut input = BytesMut::from(&Greeting::new(Mechanism::Null, false).encode()[..]);
+        input.extend_from_slice(b"\x04\x19\x05READY\x0bSocket-Type\0\0\0\x03PUB");
+        assert!(c.handle_input(&mut input).is_err());
+        c.poll_output(&mut tail);
+        assert!(tail.starts_with(b"\x04\x19\x05READY"));
+        assert!(tail.ends_with(b"\x04\x1f\x05ERROR\x18Incompatible Socket-Type"));
+        // A failed handshake keeps failing and sends nothing more.
+        assert!(c.handle_input(&mut BytesMut::new()).is_err());
+        assert!(out(&mut c).is_empty());
+    }
+
+    #[test]
+    fn peer_error_and_wrong_mechanism() {
+        let mut h = Handshake::new(HandshakeConfig::new(SocketType::Req));
+        let mut input = BytesMut::from(&Greeting::new(Mechanism::Null, false).encode()[..]);
+        input.extend_from_slice(b"\x04\x0a\x05ERROR\x03400");
+        let e = h.handle_input(&mut input).unwrap_err();
+        assert!(e.is_peer_error());
+        assert_eq!(
+            e,
+            HandshakeError::PeerError {
+                reason: Bytes::from_static(b"400")
+            }
+        );
+
+        let mut h = Handshake::new(HandshakeConfig::new(SocketType::Req));
+        out(&mut h);
+        let mut input = BytesMut::from(&Greeting::new(Mechanism::Curve, true).encode()[..]);
+        let e = h.handle_input(&mut input).unwrap_err();
+        assert_eq!(
+            e,
+            HandshakeError::MechanismMismatch {
+                ours: Mechanism::Null,
+                peer: Mechanism::Curve
+            }
+        );
+        assert_eq!(e.protocol_error_code(), 0x1100_0002);
+        assert!(out(&mut h).is_empty(), "no READY to a peer we refused");
+    }
+
+    #[test]
+    fn other_refusals() {
+        let run = |tail: &[u8]| {
+            let mut h = Handshake::new(HandshakeConfig::new(SocketType::Sub));
+            let mut input = BytesMut::from(&Greeting::new(Mechanism::Null, false).encode()[..]);
+            input.extend_from_slice(tail);
+            h.handle_input(&mut input)
+        };
+        assert_eq!(run(b"\x00\x01x"), Err(HandshakeError::UnexpectedMessage));
+        assert_eq!(
+            run(b"\x04\x07\x04PING\0\0"),
+            Err(HandshakeError::UnexpectedCommand {
+                name: Bytes::from_static(b"PING")
+            })
+        );
+        assert_eq!(
+            run(b"\x04\x06\x05READY"),
+            Err(HandshakeError::MissingSocketType)
+        );
+        assert_eq!(run(b"\x04\x01\x05").unwrap_err().fault(), Fault::Malformed);
+        let mut h = Handshake::new(HandshakeConfig::new(SocketType::Sub));
+        let e = h.handle_input(&mut BytesMut::from(&b"\x01\x00"[..]));
+        assert_eq!(e, Err(HandshakeError::Greeting(GreetingError::Zmtp1Peer)));
+
+        let mut cfg = HandshakeConfig::new(SocketType::Sub);
+        cfg.max_msg_size = Some(10);
+        let mut h = Handshake::new(cfg);
+        let mut input = BytesMut::from(&Greeting::new(Mechanism::Null, false).encode()[..]);
+        input.extend_from_slice(b"\x04\x18");
+        assert!(matches!(
+            h.handle_input(&mut input),
+            Err(HandshakeError::Frame(_))
+        ));
+    }
+
+    #[test]
+    fn minor_version_recorded_as_libzmq() {
+        for ((major, minor), effective) in [((3, 0), 0), ((3, 1), 1), ((3, 5), 1), ((4, 0), 1)] {
+            let mut h = Handshake::new(HandshakeConfig::new(SocketType::Pair));
+            let mut g = Greeting::new(Mechanism::Null, false);
+            g.major = major;
+            g.minor = minor;
+            let mut input = BytesMut::from(&g.encode()[..]);
+            input.extend_from_slice(b"\x04\x1a\x05READY\x0bSocket-Type\0\0\0\x04PAIR");
+            h.handle_input(&mut input).unwrap();
+            assert_eq!(h.peer().unwrap().minor, effective);
+        }
+    }
+
+    #[test]
+    fn invalid_local_property() {
+        let mut cfg = HandshakeConfig::new(SocketType::Pair);
+        cfg.properties.push(("no spaces".into(), Bytes::new()));
+        let mut h = Handshake::new(cfg);
+        assert!(out(&mut h).is_empty());
+        let e = h.handle_input(&mut BytesMut::new()).unwrap_err();
+        assert!(matches!(e, HandshakeError::InvalidLocalProperty(_)));
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(
+            data in proptest::collection::vec(any::<u8>(), 0..200),
+            with_greeting in any::<bool>(),
+        ) {
+            let mut h = Handshake::new(HandshakeConfig::new(SocketType::Dealer));
+            let mut input = BytesMut::new();
+            if with_greeting {
+                input.extend_from_slice(&Greeting::new(Mechanism::Null, false).encode());
+            }
+            input.extend_from_slice(&data);
+            let _ = h.handle_input(&mut input);
+            let mut o = BytesMut::new();
+            h.poll_output(&mut o);
+            prop_assert!(o.len() >= GREETING_LEN_FOR_TEST);
+        }
+    }
+
+    const GREETING_LEN_FOR_TEST: usize = crate::greeting::GREETING_LEN;
+}
