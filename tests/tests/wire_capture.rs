@@ -7,9 +7,15 @@
 //! what libzmq really sends. The captures are then decoded with ferromq-zmtp and compared with
 //! what ferromq-zmtp's own encoder produces for the same thing.
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, IoSlice, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use ferromq_zmtp::{
+    Command, Decoded, Encoder, Frame, FrameDecoder, Greeting, GreetingDecoder, Handshake,
+    HandshakeConfig, HandshakeError, Mechanism, SocketType,
+};
 
 /// Upper bound for any single read or write; a test that hits it fails instead of hanging.
 const IO_TIMEOUT: Duration = Duration::from_secs(5);
@@ -261,6 +267,157 @@ const READY_ID_ABC: [(zmq::SocketType, &[u8]); 3] = [
     ),
 ];
 
+// ---- ferromq-zmtp's view of the captures ----
+
+/// ferromq's socket type for a libzmq one (the `zmq` crate keeps its numeric values private).
+fn ours(kind: zmq::SocketType) -> SocketType {
+    match kind {
+        zmq::PAIR => SocketType::Pair,
+        zmq::PUB => SocketType::Pub,
+        zmq::SUB => SocketType::Sub,
+        zmq::REQ => SocketType::Req,
+        zmq::REP => SocketType::Rep,
+        zmq::DEALER => SocketType::Dealer,
+        zmq::ROUTER => SocketType::Router,
+        zmq::PULL => SocketType::Pull,
+        zmq::PUSH => SocketType::Push,
+        zmq::XPUB => SocketType::XPub,
+        zmq::XSUB => SocketType::XSub,
+        zmq::STREAM => SocketType::Stream,
+    }
+}
+
+/// Feeds a captured greeting to `GreetingDecoder` one byte at a time, as it may arrive.
+fn decode_greeting(raw: &[u8]) -> Greeting {
+    let mut decoder = GreetingDecoder::new();
+    let mut buf = BytesMut::new();
+    for (i, &byte) in raw.iter().enumerate() {
+        buf.extend_from_slice(&[byte]);
+        match decoder.decode(&mut buf) {
+            Ok(None) => assert!(
+                i + 1 < raw.len(),
+                "greeting incomplete after {} bytes",
+                i + 1
+            ),
+            Ok(Some(greeting)) => {
+                assert_eq!(i + 1, raw.len(), "greeting complete after {} bytes", i + 1);
+                assert!(buf.is_empty(), "the decoder left greeting bytes behind");
+                return greeting;
+            }
+            Err(e) => panic!("ferromq-zmtp refused libzmq's greeting at byte {i}: {e}"),
+        }
+    }
+    panic!("greeting incomplete after {} bytes", raw.len());
+}
+
+/// Decodes a capture that holds exactly one frame with ferromq-zmtp's `FrameDecoder`.
+fn decode_frame(raw: &[u8]) -> Frame {
+    let mut buf = BytesMut::from(raw);
+    match FrameDecoder::new(None).decode(&mut buf) {
+        Ok(Decoded::Frame(frame)) => {
+            assert!(buf.is_empty(), "{} bytes left after the frame", buf.len());
+            frame
+        }
+        other => panic!("ferromq-zmtp did not decode one frame from {raw:02x?}: {other:?}"),
+    }
+}
+
+/// Decodes a capture holding one command frame down to the `Command`.
+fn decode_command(raw: &[u8]) -> Command {
+    let frame = decode_frame(raw);
+    assert!(frame.command && !frame.more, "not a single command frame");
+    Command::decode(frame.body).unwrap()
+}
+
+/// Everything queued in `encoder`, drained as a vectored write would.
+fn drain(encoder: &mut Encoder) -> Vec<u8> {
+    let mut out = Vec::with_capacity(encoder.len());
+    while !encoder.is_empty() {
+        let mut slices = [IoSlice::new(&[]); 8];
+        let n = encoder.io_slices(&mut slices);
+        let before = out.len();
+        for slice in &slices[..n] {
+            out.extend_from_slice(slice);
+        }
+        assert!(out.len() > before, "a non-empty encoder handed out nothing");
+        encoder.advance(out.len() - before);
+    }
+    out
+}
+
+/// ferromq-zmtp's wire bytes for a multipart message.
+fn encode_message(parts: &[&[u8]]) -> Vec<u8> {
+    let mut encoder = Encoder::new();
+    for (i, part) in parts.iter().enumerate() {
+        encoder.push_frame(&Bytes::copy_from_slice(part), i + 1 < parts.len());
+    }
+    drain(&mut encoder)
+}
+
+/// ferromq-zmtp's wire bytes for a command frame.
+fn encode_command(cmd: &Command) -> Vec<u8> {
+    let mut encoder = Encoder::new();
+    encoder.push_command(cmd);
+    drain(&mut encoder)
+}
+
+/// What ferromq-zmtp's `Handshake` sends as `kind` with `routing_id`: its greeting (before it
+/// has heard anything), then its READY once `peer_greeting` has been accepted.
+fn ferromq_greeting_and_ready(
+    kind: zmq::SocketType,
+    routing_id: &[u8],
+    peer_greeting: &[u8],
+) -> (Vec<u8>, Vec<u8>) {
+    let mut config = HandshakeConfig::new(ours(kind));
+    config.routing_id = Bytes::copy_from_slice(routing_id);
+    let mut handshake = Handshake::new(config);
+    let mut out = BytesMut::new();
+    handshake.poll_output(&mut out);
+    let greeting = out.split().to_vec();
+    let mut input = BytesMut::from(peer_greeting);
+    handshake.handle_input(&mut input).unwrap();
+    assert!(input.is_empty());
+    handshake.poll_output(&mut out);
+    (greeting, out.to_vec())
+}
+
+/// Checks a captured READY through ferromq-zmtp: it decodes to Socket-Type = `kind` and, for
+/// the routing types, Identity = `routing_id`; and ferromq's Handshake, given libzmq's
+/// greeting, answers with exactly libzmq's greeting and READY.
+fn check_ready_with_ferromq(
+    kind: zmq::SocketType,
+    routing_id: &[u8],
+    greeting: &[u8],
+    ready: &[u8],
+) {
+    let Command::Ready(metadata) = decode_command(ready) else {
+        panic!("{kind:?}: not a READY");
+    };
+    let name = ours(kind).name();
+    assert_eq!(
+        metadata.get("Socket-Type").map(|v| &v[..]),
+        Some(name.as_bytes())
+    );
+    let routing = matches!(kind, zmq::REQ | zmq::DEALER | zmq::ROUTER);
+    let expected_id = routing.then_some(routing_id);
+    assert_eq!(
+        metadata.get("identity").map(|v| &v[..]),
+        expected_id,
+        "{kind:?}"
+    );
+    assert_eq!(metadata.len(), 1 + usize::from(routing), "{kind:?}");
+
+    let (our_greeting, our_ready) = ferromq_greeting_and_ready(kind, routing_id, greeting);
+    assert_eq!(
+        our_greeting, greeting,
+        "{kind:?}: ferromq greeting differs from libzmq's"
+    );
+    assert_eq!(
+        our_ready, ready,
+        "{kind:?}: ferromq READY differs from libzmq's"
+    );
+}
+
 #[test]
 fn greeting_is_sent_in_three_steps() {
     let mut cap = Capture::bind(zmq::DEALER, |_| {});
@@ -305,6 +462,31 @@ fn greeting_padding_is_routing_id_length_plus_one() {
     let mut expected = LIBZMQ_GREETING_NO_ID;
     expected[8] = 4; // padding = u64 BE (3 + 1)
     assert_eq!(greeting, expected);
+    assert_eq!(decode_greeting(&greeting).encode_with_padding(4), greeting[..]);
+}
+
+#[test]
+fn greeting_through_ferromq() {
+    let mut cap = Capture::bind(zmq::DEALER, |_| {});
+    let greeting = cap.exchange_greeting(1);
+    let decoded = decode_greeting(&greeting);
+    assert_eq!(
+        decoded,
+        Greeting {
+            major: 3,
+            minor: 1,
+            mechanism: Mechanism::Null,
+            as_server: false,
+        }
+    );
+    // With libzmq's padding the encoding is byte for byte what libzmq sent ...
+    assert_eq!(decoded.encode_with_padding(1), greeting[..]);
+    // ... and the plain encoding is the RFC's zero padding (our hand-built greeting, which
+    // libzmq accepts in every test here): the two differ in byte 8 only.
+    let plain = Greeting::new(Mechanism::Null, false).encode();
+    assert_eq!(plain, our_greeting(1));
+    let differing: Vec<usize> = (0..64).filter(|&i| plain[i] != greeting[i]).collect();
+    assert_eq!(differing, [8]);
 }
 
 #[test]
@@ -313,7 +495,9 @@ fn ready_for_every_socket_type() {
         let mut cap = Capture::bind(kind, |_| {});
         let greeting = cap.exchange_greeting(1);
         assert_eq!(greeting, LIBZMQ_GREETING_NO_ID, "{kind:?} greeting");
-        assert_eq!(cap.read_frame(), expected, "{kind:?} READY");
+        let ready = cap.read_frame();
+        assert_eq!(ready, expected, "{kind:?} READY");
+        check_ready_with_ferromq(kind, b"", &greeting, &ready);
     }
 }
 
@@ -325,7 +509,10 @@ fn ready_with_routing_id() {
             .find(|(k, _)| *k == kind)
             .map_or(no_id, |(_, v)| *v);
         let mut cap = Capture::bind(kind, |s| s.set_identity(b"abc").unwrap());
-        assert_eq!(cap.greet_and_read_ready(1), expected, "{kind:?} READY");
+        let greeting = cap.exchange_greeting(1);
+        let ready = cap.read_frame();
+        assert_eq!(ready, expected, "{kind:?} READY");
+        check_ready_with_ferromq(kind, b"abc", &greeting, &ready);
     }
 }
 
@@ -336,30 +523,64 @@ fn short_long_and_multipart_message_frames() {
 
     cap.socket.send(&b"hello"[..], 0).unwrap();
     // 0: flags 0x00 (last, short), 1: size 5, 2..: body
-    assert_eq!(cap.read_frame(), b"\x00\x05hello");
+    let short = cap.read_frame();
+    assert_eq!(short, b"\x00\x05hello");
+    assert_eq!(
+        decode_frame(&short),
+        Frame::message(Bytes::from_static(b"hello"), false)
+    );
+    assert_eq!(encode_message(&[b"hello"]), short);
 
     cap.socket.send(vec![0xAB; 255], 0).unwrap();
     // 255 is the largest short body: flags 0x00, size 0xFF
     let mut expected = vec![0x00, 0xFF];
     expected.extend([0xAB; 255]);
-    assert_eq!(cap.read_frame(), expected);
+    let short_max = cap.read_frame();
+    assert_eq!(short_max, expected);
+    assert_eq!(decode_frame(&short_max).body, [0xAB; 255][..]);
+    assert_eq!(encode_message(&[&[0xAB; 255]]), short_max);
 
     cap.socket.send(vec![0xCD; 256], 0).unwrap();
     // 0: flags 0x02 (last, long), 1..=8: size u64 BE 256, 9..: body
     let mut expected = vec![0x02, 0, 0, 0, 0, 0, 0, 1, 0];
     expected.extend([0xCD; 256]);
-    assert_eq!(cap.read_frame(), expected);
+    let long = cap.read_frame();
+    assert_eq!(long, expected);
+    assert_eq!(
+        decode_frame(&long),
+        Frame::message(Bytes::from(vec![0xCD; 256]), false)
+    );
+    assert_eq!(encode_message(&[&[0xCD; 256]]), long);
 
     let parts: [&[u8]; 3] = [b"a", b"", &[0xEF; 300]];
     cap.socket.send_multipart(parts, 0).unwrap();
+    let mut multipart = Vec::new();
     // frame 1: flags 0x01 (more, short), size 1, "a"
-    assert_eq!(cap.read_frame(), b"\x01\x01a");
+    let frame = cap.read_frame();
+    assert_eq!(frame, b"\x01\x01a");
+    multipart.extend(frame);
     // frame 2: flags 0x01, size 0 (empty delimiter)
-    assert_eq!(cap.read_frame(), b"\x01\x00");
+    let frame = cap.read_frame();
+    assert_eq!(frame, b"\x01\x00");
+    multipart.extend(frame);
     // frame 3: flags 0x02 (last, long), size u64 BE 300 = 0x012C
     let mut expected = vec![0x02, 0, 0, 0, 0, 0, 0, 0x01, 0x2C];
     expected.extend([0xEF; 300]);
-    assert_eq!(cap.read_frame(), expected);
+    let frame = cap.read_frame();
+    assert_eq!(frame, expected);
+    multipart.extend(frame);
+
+    // ferromq-zmtp splits the three frames back out of one buffer and writes the same bytes.
+    let mut buf = BytesMut::from(&multipart[..]);
+    let mut decoder = FrameDecoder::new(None);
+    for (i, part) in parts.iter().enumerate() {
+        let Ok(Decoded::Frame(frame)) = decoder.decode(&mut buf) else {
+            panic!("part {i} not decoded");
+        };
+        assert_eq!(frame, Frame::message(Bytes::copy_from_slice(part), i < 2));
+    }
+    assert!(buf.is_empty());
+    assert_eq!(encode_message(&parts), multipart);
 }
 
 #[test]
@@ -369,10 +590,17 @@ fn subscribe_is_a_command_for_a_3_1_peer() {
     let sub = cap.read_frame_after_commands();
     // 0: flags 0x04 (command, short), 1: size 15, 2..=11: "\x09SUBSCRIBE", 12..: topic
     assert_eq!(sub, b"\x04\x0f\x09SUBSCRIBEtopic");
+    let subscribe = Command::Subscribe(Bytes::from_static(b"topic"));
+    assert_eq!(decode_command(&sub), subscribe);
+    assert_eq!(encode_command(&subscribe), sub);
 
     cap.socket.set_unsubscribe(b"topic").unwrap();
     // 0: flags 0x04, 1: size 12, 2..=8: "\x06CANCEL", 9..: topic
-    assert_eq!(cap.read_frame(), b"\x04\x0c\x06CANCELtopic");
+    let cancel = cap.read_frame();
+    assert_eq!(cancel, b"\x04\x0c\x06CANCELtopic");
+    let command = Command::Cancel(Bytes::from_static(b"topic"));
+    assert_eq!(decode_command(&cancel), command);
+    assert_eq!(encode_command(&command), cancel);
 }
 
 #[test]
@@ -380,11 +608,24 @@ fn subscribe_is_a_0x01_message_for_a_3_0_peer() {
     let mut cap = Capture::bind(zmq::SUB, |s| s.set_subscribe(b"topic").unwrap());
     cap.handshake(0, "PUB");
     // 0: flags 0x00 (message, short), 1: size 6, 2: 0x01 = subscribe, 3..: topic
-    assert_eq!(cap.read_frame_after_commands(), b"\x00\x06\x01topic");
+    let sub = cap.read_frame_after_commands();
+    assert_eq!(sub, b"\x00\x06\x01topic");
+    // To ferromq-zmtp it is an ordinary one-part message; the pattern layer reads the 0x01.
+    assert_eq!(
+        decode_frame(&sub),
+        Frame::message(Bytes::from_static(b"\x01topic"), false)
+    );
+    assert_eq!(encode_message(&[b"\x01topic"]), sub);
 
     cap.socket.set_unsubscribe(b"topic").unwrap();
     // 0: flags 0x00, 1: size 6, 2: 0x00 = cancel, 3..: topic
-    assert_eq!(cap.read_frame(), b"\x00\x06\x00topic");
+    let cancel = cap.read_frame();
+    assert_eq!(cancel, b"\x00\x06\x00topic");
+    assert_eq!(
+        decode_frame(&cancel),
+        Frame::message(Bytes::from_static(b"\x00topic"), false)
+    );
+    assert_eq!(encode_message(&[b"\x00topic"]), cancel);
 }
 
 /// libzmq 4.3.4 decides the LONG flag from the topic length *before* adding the 10-byte
@@ -405,6 +646,18 @@ fn libzmq_quirk_long_subscribe_without_long_flag() {
     raw.extend(cap.read_exact(260));
     assert_eq!(&raw[9..19], b"\x09SUBSCRIBE");
     assert!(raw[19..].iter().all(|&b| b == b'x'));
+
+    // ferromq-zmtp reads what any conforming peer reads: a 2-byte command frame with an empty
+    // body, which is no valid command; ferromq itself writes the correct long frame.
+    let mut buf = BytesMut::from(&raw[..]);
+    let Ok(Decoded::Frame(frame)) = FrameDecoder::new(None).decode(&mut buf) else {
+        panic!("the short header did not decode as a frame");
+    };
+    assert_eq!(frame, Frame::command(Bytes::new()));
+    assert!(Command::decode(frame.body).is_err());
+    let ours = encode_command(&Command::Subscribe(Bytes::copy_from_slice(&topic)));
+    assert_eq!(ours[0], 0x06, "ferromq sets LONG for a 260-byte command");
+    assert_eq!(ours[1..], raw[1..]);
 }
 
 /// The legacy encoder has the same slip for a 3.0 peer (v2_encoder.cpp): a 255-byte topic
@@ -430,12 +683,30 @@ fn pong_echoes_ping_context() {
     // PING: flags 0x04, size 11, "\x04PING", ttl u16 BE 0, context "ctx1"
     cap.write(b"\x04\x0b\x04PING\x00\x00ctx1");
     // PONG: flags 0x04, size 9, "\x04PONG", context "ctx1"
-    assert_eq!(cap.read_frame(), b"\x04\x09\x04PONGctx1");
+    let pong = cap.read_frame();
+    assert_eq!(pong, b"\x04\x09\x04PONGctx1");
+    let expected = Command::Pong {
+        context: Bytes::from_static(b"ctx1"),
+    };
+    assert_eq!(decode_command(&pong), expected);
+    assert_eq!(encode_command(&expected), pong);
+    let ping = Command::Ping {
+        ttl: 0,
+        context: Bytes::from_static(b"ctx1"),
+    };
+    assert_eq!(encode_command(&ping), b"\x04\x0b\x04PING\x00\x00ctx1");
 
     // RFC 37 allows at most 16 context bytes; libzmq truncates a longer one instead of
     // refusing it (zmtp_engine.cpp `process_heartbeat_message`).
     cap.write(b"\x04\x1b\x04PING\x00\x0a0123456789abcdefXYZW");
-    assert_eq!(cap.read_frame(), b"\x04\x15\x04PONG0123456789abcdef");
+    let pong = cap.read_frame();
+    assert_eq!(pong, b"\x04\x15\x04PONG0123456789abcdef");
+    assert_eq!(
+        decode_command(&pong),
+        Command::Pong {
+            context: Bytes::from_static(b"0123456789abcdef"),
+        }
+    );
 }
 
 /// RFC 37 says a peer SHOULD answer an incompatible Socket-Type with ERROR; libzmq's NULL
@@ -446,4 +717,24 @@ fn socket_type_mismatch_closes_without_error() {
     let ready = cap.handshake(1, "PUSH");
     assert_eq!(ready, READY_NO_ID[1].1);
     assert_eq!(cap.read_to_close(), b"");
+
+    // ferromq-zmtp in libzmq's place follows the RFC instead: it refuses the PUSH with a
+    // typed error and queues ERROR after its READY (the one byte-level difference).
+    let mut handshake = Handshake::new(HandshakeConfig::new(SocketType::Pub));
+    let mut out = BytesMut::new();
+    handshake.poll_output(&mut out);
+    let mut input = BytesMut::from(&our_greeting(1)[..]);
+    input.extend_from_slice(&ready_frame("PUSH", None));
+    assert_eq!(
+        handshake.handle_input(&mut input),
+        Err(HandshakeError::IncompatibleSocketType {
+            ours: SocketType::Pub,
+            peer: SocketType::Push,
+        })
+    );
+    handshake.poll_output(&mut out);
+    assert_eq!(out[..64], LIBZMQ_GREETING_NO_ID);
+    assert_eq!(out[64..64 + ready.len()], ready[..]);
+    let error = decode_command(&out[64 + ready.len()..]);
+    assert!(matches!(error, Command::Error(_)), "{error:?}");
 }
