@@ -1,1 +1,72 @@
-//! ferromq (being written).
+//! ferromq: the ZeroMQ messaging core in Rust, wire-compatible with libzmq (ZMTP 3.1).
+//!
+//! ```text
+//!  application thread             management (tokio, 1 worker)        I/O thread(s) (mio)
+//!  Socket ── Pattern ── pipes ─┐  bind/accept, connect, reconnect,   ┌─ Engine per connection:
+//!     ▲  eventfd (ZMQ_FD)      │  greeting + NULL handshake under    │  read 8-64 KiB, decode all
+//!     └── wake on empty->ready │  HANDSHAKE_IVL, then hand the       │  frames (zero copy), push
+//!                              │  stream to an I/O thread ─────────> │  to the pipe, flush once;
+//!                              └──────── lock-free SPSC pipes ──────>│  drain pipe -> Encoder ->
+//!                                                                     │  writev
+//! ```
+//!
+//! # Threads and wake-ups
+//!
+//! A [`Context`] owns N I/O threads, each a mio `Poll` loop over established connections
+//! (the hot path), and one small tokio runtime for everything that is not hot: binding and
+//! accepting, connecting and reconnecting with back-off, and the handshake. When a
+//! handshake completes, the stream leaves tokio (`into_std`), becomes a mio stream on an I/O
+//! thread, and the socket gets the connection's pipes (a command on its queue) and the
+//! peer's metadata. When the connection dies the engine hands the pipes back to its tokio
+//! task, which reconnects; a connecting socket's pipes live from `connect()` to
+//! `disconnect()`, so messages sent while disconnected wait in them.
+//!
+//! Wake-ups happen only on the empty -> non-empty edge (and on a refused writer getting
+//! room), which the pipes (`ferromq-pipe`) decide lock-free. Toward a socket they write its
+//! one eventfd, which is also its ZMQ_FD; toward an engine they append the engine's token to
+//! its I/O thread's ready list and wake the `mio::Waker` if the list was empty. Commands for
+//! a socket (a pipe attached, a peer identified) go through a channel plus the same eventfd
+//! and are processed on each send/recv/events call, like libzmq's `process_commands`.
+//!
+//! `inproc://` connects two sockets' pipes directly; no thread is involved, and connecting
+//! before binding works. The runtime and I/O threads start on first tcp/ipc use.
+//!
+//! Socket types are thin state machines ([`SocketType::Pair`], `Dealer`, `Router`, `Push`,
+//! `Pull` so far) over a shared load balancer and fair queue.
+
+mod command;
+mod connecter;
+mod connection;
+mod context;
+mod endpoint;
+mod engine;
+mod error;
+mod flags;
+mod inproc;
+mod io_thread;
+mod ipc;
+mod listener;
+mod msg;
+pub mod option;
+mod pattern;
+mod peer;
+mod poll;
+mod session;
+mod signaler;
+mod socket;
+mod stream;
+mod wake;
+
+pub use bytes::Bytes;
+pub use context::Context;
+pub use error::{Error, Result, EFSM, EMTHREAD, ENOCOMPATPROTO, ETERM, ZMQ_HAUSNUMERO};
+pub use ferromq_zmtp::SocketType;
+pub use flags::{Events, RecvFlags, SendFlags, POLLERR, POLLIN, POLLOUT};
+pub use msg::{Metadata, Msg};
+pub use poll::{poll, PollItem};
+pub use socket::Socket;
+
+/// Whether this build implements a socket type (the others fail with `EINVAL`).
+pub fn has_socket_type(kind: SocketType) -> bool {
+    pattern::is_supported(kind)
+}

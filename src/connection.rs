@@ -1,0 +1,221 @@
+//! The management side of one connection: the ZMTP greeting and NULL handshake on tokio
+//! under HANDSHAKE_IVL, then the hand-off of the stream (tokio -> std -> mio) to an I/O
+//! thread, and the wait for the engine to give the pipes back.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use ferromq_zmtp::{Handshake, HandshakeConfig, PeerInfo, SocketType};
+
+use crate::command::Mailbox;
+use crate::engine::{Engine, EngineExit};
+use crate::error::{Error, Result};
+use crate::io_thread::{IoShared, IoThread};
+use crate::option::Options;
+use crate::peer::SessionPipes;
+use crate::session::{Activity, SessionCtl};
+use crate::stream::AsyncStream;
+
+/// A context's I/O threads, handed connections round robin.
+#[derive(Debug)]
+pub(crate) struct IoPool {
+    threads: Vec<IoThread>,
+    next: AtomicUsize,
+}
+
+impl IoPool {
+    pub(crate) fn new(n: usize) -> Result<IoPool> {
+        let threads = (0..n.max(1))
+            .map(IoThread::spawn)
+            .collect::<std::io::Result<Vec<_>>>()
+            .map_err(Error::from)?;
+        Ok(IoPool {
+            threads,
+            next: AtomicUsize::new(0),
+        })
+    }
+
+    fn pick(&self) -> &Arc<IoShared> {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.threads.len();
+        self.threads[i].shared()
+    }
+}
+
+/// What a socket's management tasks need, cloned into each.
+#[derive(Debug, Clone)]
+pub(crate) struct SocketLink {
+    pub mailbox: Mailbox,
+    pub io: Arc<IoPool>,
+    pub activity: Arc<Activity>,
+    pub pipe_ids: Arc<AtomicU64>,
+    pub kind: SocketType,
+    pub options: Options,
+}
+
+impl SocketLink {
+    pub(crate) fn next_pipe_id(&self) -> u64 {
+        self.pipe_ids.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn handshake_config(&self) -> HandshakeConfig {
+        let mut config = HandshakeConfig::new(self.kind);
+        config.routing_id = self.options.routing_id.clone();
+        config.max_msg_size = self.options.max_msg_size();
+        config
+    }
+}
+
+/// Runs the greeting and NULL handshake; returns the peer and the bytes read past it.
+pub(crate) async fn handshake(
+    stream: &mut AsyncStream,
+    link: &SocketLink,
+) -> Result<(PeerInfo, BytesMut)> {
+    let ivl = link.options.handshake_ivl;
+    let work = run_handshake(stream, link.handshake_config());
+    if ivl > 0 {
+        let limit = Duration::from_millis(u64::try_from(ivl).unwrap_or(0));
+        tokio::time::timeout(limit, work)
+            .await
+            .map_err(|_| Error::TimedOut)?
+    } else {
+        work.await
+    }
+}
+
+async fn run_handshake(
+    stream: &mut AsyncStream,
+    config: HandshakeConfig,
+) -> Result<(PeerInfo, BytesMut)> {
+    let mut hs = Handshake::new(config);
+    let mut out = BytesMut::new();
+    let mut input = BytesMut::with_capacity(4096);
+    loop {
+        hs.poll_output(&mut out);
+        if !out.is_empty() {
+            stream.write_all(&out).await?;
+            out.clear();
+        }
+        if hs.is_complete() {
+            break;
+        }
+        if stream.read_buf(&mut input).await? == 0 {
+            return Err(Error::ConnReset);
+        }
+        if hs.handle_input(&mut input).is_err() {
+            // Send the ERROR the handshake queued (socket-type mismatch), then give up.
+            hs.poll_output(&mut out);
+            let _ = stream.write_all(&out).await;
+            return Err(Error::ConnRefused);
+        }
+    }
+    let peer = hs.into_peer().ok_or(Error::ConnReset)?;
+    Ok((peer, input))
+}
+
+/// Applies the TCP options to a connected stream.
+pub(crate) fn configure_tcp(stream: &tokio::net::TcpStream, options: &Options) {
+    let _ = stream.set_nodelay(true);
+    let sock = socket2::SockRef::from(stream);
+    if options.sndbuf >= 0 {
+        let _ = sock.set_send_buffer_size(usize::try_from(options.sndbuf).unwrap_or(0));
+    }
+    if options.rcvbuf >= 0 {
+        let _ = sock.set_recv_buffer_size(usize::try_from(options.rcvbuf).unwrap_or(0));
+    }
+    if options.tcp_keepalive == 1 {
+        let mut ka = socket2::TcpKeepalive::new();
+        if options.tcp_keepalive_idle > 0 {
+            ka = ka.with_time(Duration::from_secs(options.tcp_keepalive_idle.unsigned_abs().into()));
+        }
+        if options.tcp_keepalive_intvl > 0 {
+            ka = ka.with_interval(Duration::from_secs(
+                options.tcp_keepalive_intvl.unsigned_abs().into(),
+            ));
+        }
+        if options.tcp_keepalive_cnt > 0 {
+            ka = ka.with_retries(options.tcp_keepalive_cnt.unsigned_abs());
+        }
+        let _ = sock.set_tcp_keepalive(&ka);
+    } else if options.tcp_keepalive == 0 {
+        let _ = sock.set_keepalive(false);
+    }
+}
+
+/// Hands a connection to an I/O thread and waits until its engine ends. `None` when the I/O
+/// thread went away with the pipes (context teardown).
+pub(crate) async fn run_engine(
+    link: &SocketLink,
+    stream: AsyncStream,
+    pipes: SessionPipes,
+    ctl: &Arc<SessionCtl>,
+    leftover: BytesMut,
+) -> Option<EngineExit> {
+    let stream = stream.into_mio().ok()?;
+    ctl.set_engine_wake(Arc::clone(&pipes.wake));
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let engine = Engine::new(
+        stream,
+        pipes,
+        Arc::clone(ctl),
+        leftover,
+        link.options.max_msg_size(),
+        tx,
+    );
+    link.io.pick().adopt(engine);
+    rx.await.ok()
+}
+
+/// Reconnect back-off: RECONNECT_IVL doubled per failure up to RECONNECT_IVL_MAX (when that
+/// is above RECONNECT_IVL), as libzmq.
+#[derive(Debug)]
+pub(crate) struct Backoff {
+    base: u64,
+    max: u64,
+    current: u64,
+}
+
+impl Backoff {
+    pub(crate) fn new(options: &Options) -> Backoff {
+        let base = u64::try_from(options.reconnect_ivl.max(0)).unwrap_or(0);
+        let max = u64::try_from(options.reconnect_ivl_max.max(0)).unwrap_or(0);
+        Backoff {
+            base,
+            max,
+            current: base,
+        }
+    }
+
+    /// The next wait.
+    pub(crate) fn next_delay(&mut self) -> Duration {
+        let d = self.current;
+        if self.max > self.base {
+            self.current = (self.current.saturating_mul(2)).min(self.max);
+        }
+        Duration::from_millis(d)
+    }
+
+    pub(crate) fn reset(&mut self) {
+        self.current = self.base;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_max() {
+        let mut o = Options::default();
+        o.reconnect_ivl = 100;
+        o.reconnect_ivl_max = 350;
+        let mut b = Backoff::new(&o);
+        let seq: Vec<u128> = (0..4).map(|_| b.next_delay().as_millis()).collect();
+        assert_eq!(seq, vec![100, 200, 350, 350]);
+        b.reset();
+        assert_eq!(b.next_delay().as_millis(), 100);
+        let mut flat = Backoff::new(&Options::default());
+        assert_eq!(flat.next_delay(), flat.next_delay());
+    }
+}

@@ -1,0 +1,201 @@
+//! Endpoint strings (`tcp://host:port`, `tcp://src;dst`, `ipc://path`, `ipc://@abstract`,
+//! `inproc://name`) parsed once into a typed value, so transports never look at strings.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+
+use crate::error::{Error, Result};
+
+/// A parsed endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Endpoint {
+    Tcp(TcpAddr),
+    Ipc(String),
+    Inproc(String),
+}
+
+/// `tcp://[source;]host:port`; `port: None` is `*` or `0` (an ephemeral port).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TcpAddr {
+    pub source: Option<String>,
+    pub host: String,
+    pub port: Option<u16>,
+}
+
+impl Endpoint {
+    pub(crate) fn parse(s: &str) -> Result<Endpoint> {
+        let (scheme, rest) = s.split_once("://").ok_or(Error::Invalid)?;
+        match scheme {
+            "tcp" => parse_tcp(rest).map(Endpoint::Tcp),
+            "ipc" if !rest.is_empty() => Ok(Endpoint::Ipc(rest.to_owned())),
+            "inproc" if !rest.is_empty() => Ok(Endpoint::Inproc(rest.to_owned())),
+            "ipc" | "inproc" => Err(Error::Invalid),
+            "pgm" | "epgm" | "norm" | "vmci" | "udp" | "tipc" | "ws" | "wss" => {
+                Err(Error::ProtoNoSupport)
+            }
+            _ => Err(Error::ProtoNoSupport),
+        }
+    }
+}
+
+fn parse_tcp(rest: &str) -> Result<TcpAddr> {
+    let (source, dest) = match rest.split_once(';') {
+        Some((src, dst)) => (Some(src.to_owned()), dst),
+        None => (None, rest),
+    };
+    let (host, port) = dest.rsplit_once(':').ok_or(Error::Invalid)?;
+    if host.is_empty() {
+        return Err(Error::Invalid);
+    }
+    let port = match port {
+        "*" | "0" => None,
+        p => Some(p.parse::<u16>().map_err(|_| Error::Invalid)?),
+    };
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    Ok(TcpAddr {
+        source,
+        host: host.to_owned(),
+        port,
+    })
+}
+
+impl TcpAddr {
+    /// The address to bind: `*` is every interface (IPv6 `::` when `ipv6`).
+    pub(crate) fn bind_addr(&self, ipv6: bool) -> Result<SocketAddr> {
+        let port = self.port.unwrap_or(0);
+        if self.host == "*" {
+            let ip = if ipv6 {
+                IpAddr::V6(Ipv6Addr::UNSPECIFIED)
+            } else {
+                IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+            };
+            return Ok(SocketAddr::new(ip, port));
+        }
+        resolve(&self.host, port, ipv6).map_err(|_| Error::NoDev)
+    }
+
+    /// The address to connect to; a connect needs a real port.
+    pub(crate) fn connect_addr(&self, ipv6: bool) -> Result<SocketAddr> {
+        let port = self.port.ok_or(Error::Invalid)?;
+        if self.host == "*" {
+            return Err(Error::Invalid);
+        }
+        resolve(&self.host, port, ipv6)
+    }
+
+    /// The source address of `tcp://src;dst` (`src` is `host:port` or `host`).
+    pub(crate) fn source_addr(&self, ipv6: bool) -> Result<Option<SocketAddr>> {
+        let Some(src) = &self.source else {
+            return Ok(None);
+        };
+        let (host, port) = match src.rsplit_once(':') {
+            Some((h, p)) if !h.ends_with(':') && (p == "*" || p.parse::<u16>().is_ok()) => {
+                (h, p.parse::<u16>().unwrap_or(0))
+            }
+            _ => (src.as_str(), 0),
+        };
+        let host = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host);
+        if host == "*" {
+            let ip = if ipv6 {
+                IpAddr::V6(Ipv6Addr::UNSPECIFIED)
+            } else {
+                IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+            };
+            return Ok(Some(SocketAddr::new(ip, port)));
+        }
+        resolve(host, port, ipv6).map(Some)
+    }
+}
+
+/// Resolves a host; IPv4 addresses first unless IPv6 is enabled, as libzmq prefers.
+fn resolve(host: &str, port: u16, ipv6: bool) -> Result<SocketAddr> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        if ip.is_ipv6() && !ipv6 {
+            return Err(Error::NoDev);
+        }
+        return Ok(SocketAddr::new(ip, port));
+    }
+    let addrs: Vec<SocketAddr> = (host, port)
+        .to_socket_addrs()
+        .map_err(|_| Error::Invalid)?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| addrs.iter().find(|a| ipv6 && a.is_ipv6()))
+        .copied()
+        .ok_or(Error::Invalid)
+}
+
+/// The `tcp://` form of a bound address, as ZMQ_LAST_ENDPOINT reports it.
+pub(crate) fn tcp_endpoint_string(addr: &SocketAddr) -> String {
+    match addr {
+        SocketAddr::V4(a) => format!("tcp://{}:{}", a.ip(), a.port()),
+        SocketAddr::V6(a) => format!("tcp://[{}]:{}", a.ip(), a.port()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_each_transport() {
+        assert_eq!(
+            Endpoint::parse("tcp://127.0.0.1:5555").unwrap(),
+            Endpoint::Tcp(TcpAddr {
+                source: None,
+                host: "127.0.0.1".into(),
+                port: Some(5555)
+            })
+        );
+        assert_eq!(
+            Endpoint::parse("tcp://*:*").unwrap(),
+            Endpoint::Tcp(TcpAddr {
+                source: None,
+                host: "*".into(),
+                port: None
+            })
+        );
+        assert_eq!(
+            Endpoint::parse("ipc://@abc").unwrap(),
+            Endpoint::Ipc("@abc".into())
+        );
+        assert_eq!(
+            Endpoint::parse("inproc://x").unwrap(),
+            Endpoint::Inproc("x".into())
+        );
+    }
+
+    #[test]
+    fn bad_endpoints_are_refused() {
+        assert_eq!(Endpoint::parse("tcp:/x"), Err(Error::Invalid));
+        assert_eq!(Endpoint::parse("tcp://host"), Err(Error::Invalid));
+        assert_eq!(Endpoint::parse("tcp://h:99999"), Err(Error::Invalid));
+        assert_eq!(Endpoint::parse("foo://x"), Err(Error::ProtoNoSupport));
+        assert_eq!(Endpoint::parse("inproc://"), Err(Error::Invalid));
+    }
+
+    #[test]
+    fn ipv6_and_source_forms() {
+        let Endpoint::Tcp(t) = Endpoint::parse("tcp://127.0.0.1:0;[::1]:7").unwrap() else {
+            panic!("tcp expected")
+        };
+        assert_eq!(t.host, "::1");
+        assert_eq!(t.connect_addr(true).unwrap().port(), 7);
+        assert_eq!(t.connect_addr(false), Err(Error::NoDev));
+        assert_eq!(
+            t.source_addr(false).unwrap().unwrap().ip(),
+            IpAddr::V4(Ipv4Addr::LOCALHOST)
+        );
+        assert_eq!(
+            tcp_endpoint_string(&"[::1]:5".parse().unwrap()),
+            "tcp://[::1]:5"
+        );
+    }
+}

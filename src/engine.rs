@@ -1,0 +1,283 @@
+//! The hot path of one established connection, driven by an I/O thread.
+//!
+//! In: read into one large `BytesMut`, decode every complete frame (each body a zero-copy
+//! `Bytes` slice of the buffer), write them all to the socket's inbound pipe, flush once. A
+//! full pipe (RCVHWM) parks the refused frame and stops reading; the pipe's writer wake-up
+//! (reader freed room) brings the engine back. Out: drain the outbound pipe into the
+//! `Encoder` (small frames batched into one buffer, large bodies by reference) and write with
+//! `write_vectored` until the kernel refuses. ZMTP commands on the data stream are handled
+//! here: PING is answered with PONG, everything else is ignored as libzmq does.
+
+use std::io::{self, IoSlice, Read, Write};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use ferromq_pipe::Read as PipeRead;
+use ferromq_zmtp::{Command, Decoded, Encoder, FrameDecoder};
+
+use crate::error::Error;
+use crate::peer::SessionPipes;
+use crate::session::SessionCtl;
+use crate::stream::Stream;
+
+/// Read size when the last read filled its buffer (a busy stream).
+const BIG_READ: usize = 64 * 1024;
+/// Read size otherwise (zeroing a big buffer per small read would cost more than it saves).
+const SMALL_READ: usize = 8 * 1024;
+/// Stop filling the encoder above this many pending bytes and write first.
+const WRITE_BATCH: usize = 256 * 1024;
+/// Most slices per `writev`.
+const MAX_SLICES: usize = 64;
+
+/// Why an engine stopped.
+#[derive(Debug)]
+pub(crate) enum EngineEnd {
+    /// The connection failed or the peer closed it: reconnect if connecting.
+    Disconnected(#[allow(dead_code)] Error),
+    /// The socket closed and everything was written (or linger ran out), or the session was
+    /// stopped.
+    Finished,
+}
+
+/// What the engine gives back to the management task when it ends.
+#[derive(Debug)]
+pub(crate) struct EngineExit {
+    pub pipes: SessionPipes,
+    pub end: EngineEnd,
+}
+
+/// What the I/O thread should do after a run.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Wait for readiness or a wake-up.
+    Idle,
+    /// Wait, but end the engine at this deadline (lingering).
+    Until(Instant),
+    /// Done: remove the engine.
+    Done,
+}
+
+/// One connection's engine.
+#[derive(Debug)]
+pub(crate) struct Engine {
+    pub(crate) stream: Stream,
+    pipes: Option<SessionPipes>,
+    ctl: Arc<SessionCtl>,
+    exit: Option<tokio::sync::oneshot::Sender<EngineExit>>,
+    decoder: FrameDecoder,
+    encoder: Encoder,
+    rbuf: BytesMut,
+    read_size: usize,
+    /// A frame the inbound pipe refused (HWM), delivered first when room frees.
+    stalled: Option<(Bytes, bool)>,
+    readable: bool,
+    writable: bool,
+    /// The socket dropped its end of the outbound pipe and everything was read from it.
+    out_closed: bool,
+    linger_deadline: Option<Instant>,
+    end: Option<EngineEnd>,
+}
+
+impl Engine {
+    pub(crate) fn new(
+        stream: Stream,
+        pipes: SessionPipes,
+        ctl: Arc<SessionCtl>,
+        leftover: BytesMut,
+        max_msg_size: Option<u64>,
+        exit: tokio::sync::oneshot::Sender<EngineExit>,
+    ) -> Engine {
+        Engine {
+            stream,
+            pipes: Some(pipes),
+            ctl,
+            exit: Some(exit),
+            decoder: FrameDecoder::new(max_msg_size),
+            encoder: Encoder::new(),
+            rbuf: leftover,
+            read_size: SMALL_READ,
+            stalled: None,
+            readable: true,
+            writable: true,
+            out_closed: false,
+            linger_deadline: None,
+            end: None,
+        }
+    }
+
+    pub(crate) fn pipes(&self) -> Option<&SessionPipes> {
+        self.pipes.as_ref()
+    }
+
+    pub(crate) fn set_ready(&mut self, readable: bool, writable: bool) {
+        self.readable |= readable;
+        self.writable |= writable;
+    }
+
+    /// Moves as much data as possible both ways.
+    pub(crate) fn run(&mut self) -> Step {
+        if self.ctl.is_stopped() {
+            self.end = Some(EngineEnd::Finished);
+            return Step::Done;
+        }
+        if let Err(e) = self.pump_in() {
+            self.end = Some(EngineEnd::Disconnected(e));
+            return Step::Done;
+        }
+        match self.pump_out() {
+            Err(e) => {
+                self.end = Some(EngineEnd::Disconnected(e));
+                Step::Done
+            }
+            Ok(step) => step,
+        }
+    }
+
+    /// The linger deadline passed.
+    pub(crate) fn expire(&mut self) {
+        self.end = Some(EngineEnd::Finished);
+    }
+
+    fn pump_in(&mut self) -> Result<(), Error> {
+        let Some(pipes) = self.pipes.as_mut() else {
+            return Ok(());
+        };
+        loop {
+            if let Some((frame, more)) = self.stalled.take() {
+                if let Err(frame) = pipes.to_socket.try_write(frame, more) {
+                    self.stalled = Some((frame, more));
+                    return Ok(());
+                }
+            }
+            loop {
+                match self.decoder.decode(&mut self.rbuf) {
+                    Ok(Decoded::Frame(frame)) => {
+                        if frame.command {
+                            handle_command(frame.body, &mut self.encoder)?;
+                            continue;
+                        }
+                        if let Err(body) = pipes.to_socket.try_write(frame.body, frame.more) {
+                            self.stalled = Some((body, frame.more));
+                            pipes.to_socket.flush();
+                            return Ok(());
+                        }
+                    }
+                    Ok(Decoded::NeedMore(_)) => break,
+                    Err(_) => return Err(Error::MsgSize),
+                }
+            }
+            pipes.to_socket.flush();
+            if !self.readable {
+                return Ok(());
+            }
+            let start = self.rbuf.len();
+            self.rbuf.resize(start + self.read_size, 0);
+            let result = self.stream.read(&mut self.rbuf[start..]);
+            let n = match result {
+                Ok(n) => n,
+                Err(e) => {
+                    self.rbuf.truncate(start);
+                    match e.kind() {
+                        io::ErrorKind::WouldBlock => {
+                            self.readable = false;
+                            return Ok(());
+                        }
+                        io::ErrorKind::Interrupted => continue,
+                        _ => return Err(Error::from(e)),
+                    }
+                }
+            };
+            self.rbuf.truncate(start + n);
+            if n == 0 {
+                return Err(Error::ConnReset);
+            }
+            self.read_size = if n == self.read_size {
+                BIG_READ
+            } else {
+                SMALL_READ
+            };
+        }
+    }
+
+    fn pump_out(&mut self) -> Result<Step, Error> {
+        let Some(pipes) = self.pipes.as_mut() else {
+            return Ok(Step::Done);
+        };
+        loop {
+            while !self.out_closed && self.encoder.len() < WRITE_BATCH {
+                match pipes.from_socket.read() {
+                    PipeRead::Item { item, more } => self.encoder.push_frame(&item, more),
+                    PipeRead::Empty => break,
+                    PipeRead::Closed => {
+                        self.out_closed = true;
+                        let linger = self.ctl.linger();
+                        if linger >= 0 {
+                            let ms = u64::try_from(linger).unwrap_or(0);
+                            self.linger_deadline = Some(Instant::now() + Duration::from_millis(ms));
+                        }
+                    }
+                }
+            }
+            if self.encoder.is_empty() {
+                if self.out_closed {
+                    self.end = Some(EngineEnd::Finished);
+                    return Ok(Step::Done);
+                }
+                return Ok(Step::Idle);
+            }
+            if self.out_closed && self.linger_deadline.is_some_and(|d| d <= Instant::now()) {
+                self.end = Some(EngineEnd::Finished);
+                return Ok(Step::Done);
+            }
+            if !self.writable {
+                return Ok(match self.linger_deadline {
+                    Some(d) if self.out_closed => Step::Until(d),
+                    _ => Step::Idle,
+                });
+            }
+            let mut slices = [IoSlice::new(&[]); MAX_SLICES];
+            let n = self.encoder.io_slices(&mut slices);
+            match self.stream.write_vectored(&slices[..n]) {
+                Ok(0) => return Err(Error::ConnReset),
+                Ok(written) => self.encoder.advance(written),
+                Err(e) => match e.kind() {
+                    io::ErrorKind::WouldBlock => self.writable = false,
+                    io::ErrorKind::Interrupted => {}
+                    _ => return Err(Error::from(e)),
+                },
+            }
+        }
+    }
+
+    /// Hands the pipes back to the management task.
+    pub(crate) fn finish(mut self) {
+        let end = self
+            .end
+            .take()
+            .unwrap_or(EngineEnd::Disconnected(Error::ConnReset));
+        if let Some(mut pipes) = self.pipes.take() {
+            pipes.wake.clear();
+            // A message cut off by the connection's end never reaches the socket.
+            pipes.to_socket.rollback();
+            pipes.to_socket.flush();
+            if let Some(exit) = self.exit.take() {
+                // The task may be gone (runtime shut down): the pipes drop then.
+                let _ = exit.send(EngineExit { pipes, end });
+            }
+        }
+    }
+}
+
+/// Answers a PING; other commands (SUBSCRIBE for patterns not built here, PONG) are ignored.
+fn handle_command(body: Bytes, encoder: &mut Encoder) -> Result<(), Error> {
+    match Command::decode(body) {
+        Ok(Command::Ping { context, .. }) => {
+            encoder.push_command(&Command::Pong { context });
+            Ok(())
+        }
+        Ok(Command::Error(_)) => Err(Error::ConnReset),
+        Ok(_) => Ok(()),
+        Err(_) => Err(Error::ConnReset),
+    }
+}

@@ -1,0 +1,158 @@
+//! `inproc://`: pipes straight between two sockets of one context, no I/O thread. A
+//! connect before the bind creates the pipes at once (so sends queue) and parks the far ends
+//! in the registry until the name is bound, as libzmq 4.x does.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use ferromq_zmtp::{Metadata, SocketType};
+
+use crate::command::{Mailbox, SocketCommand};
+use crate::error::{Error, Result};
+use crate::peer::{inproc_hwm, pipe_pair, Peer, PipeId, SessionPipes};
+
+/// What a socket publishes about itself to inproc peers.
+#[derive(Debug, Clone)]
+pub(crate) struct InprocSide {
+    pub socket_id: u64,
+    pub mailbox: Mailbox,
+    pub kind: SocketType,
+    pub sndhwm: i32,
+    pub rcvhwm: i32,
+    pub routing_id: Bytes,
+    pub connect_routing_id: Option<Bytes>,
+}
+
+impl InprocSide {
+    /// The metadata a ZMTP peer would have announced.
+    fn metadata(&self) -> Arc<Metadata> {
+        let mut m = Metadata::new();
+        let _ = m.insert("Socket-Type", Bytes::from_static(self.kind.name().as_bytes()));
+        if !self.routing_id.is_empty() {
+            let _ = m.insert("Identity", self.routing_id.clone());
+        }
+        Arc::new(m)
+    }
+}
+
+#[derive(Debug)]
+struct Parked {
+    far: SessionPipes,
+    connector: InprocSide,
+    far_id: PipeId,
+}
+
+#[derive(Debug)]
+enum Entry {
+    Bound(InprocSide),
+    Pending(Vec<Parked>),
+}
+
+/// A context's inproc names.
+#[derive(Debug, Default)]
+pub(crate) struct InprocRegistry {
+    names: Mutex<HashMap<String, Entry>>,
+}
+
+/// Connects the pipes' far ends to the binder.
+fn join(binder: &InprocSide, connector: &InprocSide, far: SessionPipes, far_id: PipeId) {
+    let (mut peer, wake): (Peer, _) = far.into_peer(far_id);
+    peer.assigned_id = None;
+    wake.install(binder.mailbox.signal());
+    if binder.mailbox.send(SocketCommand::Attach(peer)) {
+        binder.mailbox.send(SocketCommand::Identify {
+            id: far_id,
+            metadata: connector.metadata(),
+        });
+    }
+}
+
+impl InprocRegistry {
+    /// Binds `name`; attaches connectors that were waiting for it.
+    pub(crate) fn bind(&self, name: &str, binder: InprocSide) -> Result<()> {
+        let mut names = self.names.lock().map_err(|_| Error::Fault)?;
+        let parked = match names.remove(name) {
+            Some(Entry::Bound(b)) => {
+                names.insert(name.to_owned(), Entry::Bound(b));
+                return Err(Error::AddrInUse);
+            }
+            Some(Entry::Pending(p)) => p,
+            None => Vec::new(),
+        };
+        names.insert(name.to_owned(), Entry::Bound(binder.clone()));
+        drop(names);
+        for p in parked {
+            if !binder.kind.is_compatible(p.connector.kind) {
+                continue;
+            }
+            p.connector.mailbox.send(SocketCommand::Identify {
+                id: p.far_id - 1,
+                metadata: binder.metadata(),
+            });
+            join(&binder, &p.connector, p.far, p.far_id);
+        }
+        Ok(())
+    }
+
+    /// Removes the name if `socket_id` holds it.
+    pub(crate) fn unbind(&self, name: &str, socket_id: u64) -> Result<()> {
+        let mut names = self.names.lock().map_err(|_| Error::Fault)?;
+        match names.get(name) {
+            Some(Entry::Bound(b)) if b.socket_id == socket_id => {
+                names.remove(name);
+                Ok(())
+            }
+            _ => Err(Error::NoEnt),
+        }
+    }
+
+    /// Connects; returns the connector's own peer. `ids` gives two consecutive pipe ids:
+    /// `ids` for the connector's end and `ids + 1` for the binder's.
+    pub(crate) fn connect(&self, name: &str, connector: InprocSide, ids: PipeId) -> Result<Peer> {
+        let mut names = self.names.lock().map_err(|_| Error::Fault)?;
+        let binder = match names.get(name) {
+            Some(Entry::Bound(b)) => Some(b.clone()),
+            _ => None,
+        };
+        let (out_hwm, in_hwm) = match &binder {
+            Some(b) => {
+                if !connector.kind.is_compatible(b.kind) {
+                    return Err(Error::NoCompatProto);
+                }
+                (
+                    inproc_hwm(connector.sndhwm, b.rcvhwm),
+                    inproc_hwm(b.sndhwm, connector.rcvhwm),
+                )
+            }
+            None => (
+                usize::try_from(connector.sndhwm).unwrap_or(0),
+                usize::try_from(connector.rcvhwm).unwrap_or(0),
+            ),
+        };
+        let (mut peer, far) = pipe_pair(ids, connector.mailbox.signal(), out_hwm, in_hwm);
+        peer.assigned_id = connector.connect_routing_id.clone();
+        match binder {
+            Some(b) => {
+                drop(names);
+                peer.metadata = Some(b.metadata());
+                join(&b, &connector, far, ids + 1);
+            }
+            None => {
+                let parked = Parked {
+                    far,
+                    connector,
+                    far_id: ids + 1,
+                };
+                match names
+                    .entry(name.to_owned())
+                    .or_insert_with(|| Entry::Pending(Vec::new()))
+                {
+                    Entry::Pending(list) => list.push(parked),
+                    Entry::Bound(_) => return Err(Error::Fault),
+                }
+            }
+        }
+        Ok(peer)
+    }
+}

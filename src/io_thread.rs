@@ -1,0 +1,234 @@
+//! An I/O thread: one mio `Poll` loop over established connections.
+//!
+//! Other threads reach it through a small inbox (new engines to adopt, tokens whose pipes
+//! need attention, stop) and one `mio::Waker`. A pipe wakes an engine through [`IoNotify`],
+//! which appends the engine's token to the ready list and wakes the poll only when the list
+//! was empty, so a burst of wake-ups costs one syscall. Tokens are never reused, so a late
+//! wake-up for a finished engine finds nothing and is ignored.
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use ferromq_pipe::Notify;
+use mio::{Events, Interest, Poll, Token, Waker};
+
+use crate::engine::{Engine, Step};
+
+const WAKER: Token = Token(usize::MAX);
+
+#[derive(Debug, Default)]
+struct Inbox {
+    ready: Vec<usize>,
+    adopt: Vec<(usize, Engine)>,
+    stop: bool,
+}
+
+/// The part of an I/O thread other threads talk to.
+#[derive(Debug)]
+pub(crate) struct IoShared {
+    waker: Waker,
+    inbox: Mutex<Inbox>,
+    next_token: AtomicUsize,
+}
+
+impl IoShared {
+    /// Hands an established connection to this thread.
+    pub(crate) fn adopt(self: &Arc<Self>, engine: Engine) {
+        let token = self.next_token.fetch_add(1, Ordering::Relaxed);
+        if let Some(pipes) = engine.pipes() {
+            pipes.wake.install(Arc::new(IoNotify {
+                io: Arc::clone(self),
+                token,
+            }));
+        }
+        if let Ok(mut inbox) = self.inbox.lock() {
+            inbox.adopt.push((token, engine));
+        }
+        let _ = self.waker.wake();
+    }
+
+    fn stop(&self) {
+        if let Ok(mut inbox) = self.inbox.lock() {
+            inbox.stop = true;
+        }
+        let _ = self.waker.wake();
+    }
+}
+
+/// Wakes one engine of one I/O thread.
+#[derive(Debug)]
+pub(crate) struct IoNotify {
+    io: Arc<IoShared>,
+    token: usize,
+}
+
+impl Notify for IoNotify {
+    fn notify(&self) {
+        let first = match self.io.inbox.lock() {
+            Ok(mut inbox) => {
+                inbox.ready.push(self.token);
+                inbox.ready.len() == 1 && inbox.adopt.is_empty()
+            }
+            Err(_) => false,
+        };
+        if first {
+            let _ = self.io.waker.wake();
+        }
+    }
+}
+
+/// A running I/O thread; stops when dropped.
+#[derive(Debug)]
+pub(crate) struct IoThread {
+    shared: Arc<IoShared>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl IoThread {
+    pub(crate) fn spawn(index: usize) -> io::Result<IoThread> {
+        let poll = Poll::new()?;
+        let waker = Waker::new(poll.registry(), WAKER)?;
+        let shared = Arc::new(IoShared {
+            waker,
+            inbox: Mutex::new(Inbox::default()),
+            next_token: AtomicUsize::new(0),
+        });
+        let thread_shared = Arc::clone(&shared);
+        let handle = std::thread::Builder::new()
+            .name(format!("ferromq-io-{index}"))
+            .spawn(move || run(poll, &thread_shared))?;
+        Ok(IoThread {
+            shared,
+            handle: Some(handle),
+        })
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<IoShared> {
+        &self.shared
+    }
+}
+
+impl Drop for IoThread {
+    fn drop(&mut self) {
+        self.shared.stop();
+        if let Some(h) = self.handle.take() {
+            // Never join from the I/O thread itself (a context dropped by an engine's task).
+            if h.thread().id() != std::thread::current().id() {
+                let _ = h.join();
+            }
+        }
+    }
+}
+
+fn run(mut poll: Poll, shared: &Arc<IoShared>) {
+    let mut events = Events::with_capacity(256);
+    let mut engines: HashMap<usize, Engine> = HashMap::new();
+    let mut deadlines: Vec<(Instant, usize)> = Vec::new();
+    let mut ready = Vec::new();
+    let mut adopt = Vec::new();
+    loop {
+        let timeout = deadlines
+            .iter()
+            .map(|(d, _)| *d)
+            .min()
+            .map(|d| d.saturating_duration_since(Instant::now()));
+        if let Err(e) = poll.poll(&mut events, timeout) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                return;
+            }
+        }
+        for ev in events.iter() {
+            if ev.token() == WAKER {
+                continue;
+            }
+            let token = ev.token().0;
+            if let Some(engine) = engines.get_mut(&token) {
+                engine.set_ready(
+                    ev.is_readable() || ev.is_read_closed() || ev.is_error(),
+                    ev.is_writable() || ev.is_write_closed() || ev.is_error(),
+                );
+                drive(&poll, &mut engines, &mut deadlines, token);
+            }
+        }
+        let stop = match shared.inbox.lock() {
+            Ok(mut inbox) => {
+                std::mem::swap(&mut ready, &mut inbox.ready);
+                std::mem::swap(&mut adopt, &mut inbox.adopt);
+                inbox.stop
+            }
+            Err(_) => true,
+        };
+        if stop {
+            for (_, e) in engines.drain() {
+                e.finish();
+            }
+            for (_, e) in adopt.drain(..) {
+                e.finish();
+            }
+            return;
+        }
+        for (token, mut engine) in adopt.drain(..) {
+            let interest = Interest::READABLE | Interest::WRITABLE;
+            if poll
+                .registry()
+                .register(&mut engine.stream, Token(token), interest)
+                .is_err()
+            {
+                engine.expire();
+                engine.finish();
+                continue;
+            }
+            engines.insert(token, engine);
+            drive(&poll, &mut engines, &mut deadlines, token);
+        }
+        for token in ready.drain(..) {
+            drive(&poll, &mut engines, &mut deadlines, token);
+        }
+        if !deadlines.is_empty() {
+            let now = Instant::now();
+            let expired: Vec<usize> = deadlines
+                .iter()
+                .filter(|(d, _)| *d <= now)
+                .map(|(_, t)| *t)
+                .collect();
+            deadlines.retain(|(d, _)| *d > now);
+            for token in expired {
+                if let Some(mut engine) = engines.remove(&token) {
+                    let _ = poll.registry().deregister(&mut engine.stream);
+                    engine.expire();
+                    engine.finish();
+                }
+            }
+        }
+    }
+}
+
+fn drive(
+    poll: &Poll,
+    engines: &mut HashMap<usize, Engine>,
+    deadlines: &mut Vec<(Instant, usize)>,
+    token: usize,
+) {
+    let Some(engine) = engines.get_mut(&token) else {
+        return;
+    };
+    match engine.run() {
+        Step::Idle => {}
+        Step::Until(deadline) => {
+            if !deadlines.iter().any(|(_, t)| *t == token) {
+                deadlines.push((deadline, token));
+            }
+        }
+        Step::Done => {
+            deadlines.retain(|(_, t)| *t != token);
+            if let Some(mut engine) = engines.remove(&token) {
+                let _ = poll.registry().deregister(&mut engine.stream);
+                engine.finish();
+            }
+        }
+    }
+}

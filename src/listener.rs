@@ -1,0 +1,180 @@
+//! A bound endpoint (tcp or ipc): the listening socket is bound synchronously in `bind()` so
+//! errors (EADDRINUSE, ...) and the real port reach the caller; accepting, handshaking and
+//! handing connections to I/O threads run on the context's tokio runtime. Each accepted
+//! connection is a session of its own, ended by `unbind()`.
+
+use std::net::TcpListener;
+use std::os::unix::net::UnixListener;
+use std::sync::{Arc, Mutex, Weak};
+
+use socket2::{Domain, Socket as RawSocket, Type};
+
+use crate::command::SocketCommand;
+use crate::connection::{configure_tcp, handshake, run_engine, SocketLink};
+use crate::endpoint::{tcp_endpoint_string, TcpAddr};
+use crate::error::{Error, Result};
+use crate::ipc::ipc_cleanup;
+use crate::option::Options;
+use crate::peer::pipe_pair;
+use crate::session::{ActivityGuard, SessionCtl};
+use crate::stream::AsyncStream;
+
+/// A bound, listening socket.
+#[derive(Debug)]
+pub(crate) enum Bound {
+    Tcp(TcpListener),
+    Ipc(UnixListener, String),
+}
+
+/// Binds a TCP listener; returns it with its ZMQ_LAST_ENDPOINT.
+pub(crate) fn bind_tcp(addr: &TcpAddr, options: &Options) -> Result<(TcpListener, String)> {
+    let sockaddr = addr.bind_addr(options.ipv6)?;
+    let socket = RawSocket::new(Domain::for_address(sockaddr), Type::STREAM, None)?;
+    socket.set_reuse_address(true)?;
+    if sockaddr.is_ipv6() {
+        let _ = socket.set_only_v6(false);
+    }
+    socket.bind(&sockaddr.into())?;
+    socket.listen(options.backlog)?;
+    socket.set_nonblocking(true)?;
+    let listener: TcpListener = socket.into();
+    let local = listener.local_addr()?;
+    Ok((listener, tcp_endpoint_string(&local)))
+}
+
+/// Control of one bound endpoint and the connections it accepted.
+#[derive(Debug)]
+pub(crate) struct ListenerCtl {
+    pub ctl: Arc<SessionCtl>,
+    sessions: Mutex<Vec<Weak<SessionCtl>>>,
+}
+
+impl ListenerCtl {
+    pub(crate) fn new(linger: i32) -> Arc<ListenerCtl> {
+        Arc::new(ListenerCtl {
+            ctl: SessionCtl::new(linger),
+            sessions: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn track(&self, session: &Arc<SessionCtl>) {
+        if let Ok(mut s) = self.sessions.lock() {
+            s.retain(|w| w.strong_count() > 0);
+            s.push(Arc::downgrade(session));
+        }
+    }
+
+    fn sessions(&self) -> Vec<Arc<SessionCtl>> {
+        self.sessions
+            .lock()
+            .map(|s| s.iter().filter_map(Weak::upgrade).collect())
+            .unwrap_or_default()
+    }
+
+    /// `unbind()`: stop accepting and close every accepted connection now.
+    pub(crate) fn unbind(&self) {
+        self.ctl.stop();
+        for s in self.sessions() {
+            s.stop();
+        }
+    }
+
+    /// The socket closed: stop accepting; connections drain under `linger`.
+    pub(crate) fn close(&self, linger: i32) {
+        self.ctl.close(linger);
+        for s in self.sessions() {
+            s.close(linger);
+        }
+    }
+}
+
+/// Accepts until the endpoint is unbound or the socket closes.
+pub(crate) async fn accept_loop(
+    link: SocketLink,
+    bound: Bound,
+    lctl: Arc<ListenerCtl>,
+    guard: ActivityGuard,
+) {
+    match bound {
+        Bound::Tcp(l) => {
+            let Ok(listener) = tokio::net::TcpListener::from_std(l) else {
+                return;
+            };
+            loop {
+                let accepted = tokio::select! {
+                    r = listener.accept() => r,
+                    () = lctl.ctl.done() => break,
+                };
+                match accepted {
+                    Ok((stream, _)) => {
+                        configure_tcp(&stream, &link.options);
+                        spawn_session(&link, AsyncStream::Tcp(stream), &lctl);
+                    }
+                    Err(_) => accept_pause().await,
+                }
+            }
+        }
+        Bound::Ipc(l, path) => {
+            if let Ok(listener) = tokio::net::UnixListener::from_std(l) {
+                loop {
+                    let accepted = tokio::select! {
+                        r = listener.accept() => r,
+                        () = lctl.ctl.done() => break,
+                    };
+                    match accepted {
+                        Ok((stream, _)) => {
+                            spawn_session(&link, AsyncStream::Unix(stream), &lctl);
+                        }
+                        Err(_) => accept_pause().await,
+                    }
+                }
+            }
+            ipc_cleanup(&path);
+        }
+    }
+    drop(guard);
+}
+
+/// After an accept error (EMFILE ...) wait a little instead of spinning.
+async fn accept_pause() {
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+}
+
+fn spawn_session(link: &SocketLink, stream: AsyncStream, lctl: &Arc<ListenerCtl>) {
+    let ctl = SessionCtl::new(link.options.linger);
+    lctl.track(&ctl);
+    let guard = link.activity.enter();
+    tokio::spawn(serve(link.clone(), stream, ctl, guard));
+}
+
+/// One accepted connection: handshake, attach its pipes to the socket, run the engine.
+async fn serve(
+    link: SocketLink,
+    mut stream: AsyncStream,
+    ctl: Arc<SessionCtl>,
+    _guard: ActivityGuard,
+) {
+    let hs = tokio::select! {
+        r = handshake(&mut stream, &link) => r,
+        () = ctl.done() => Err(Error::Term),
+    };
+    let Ok((peer, leftover)) = hs else {
+        return;
+    };
+    let id = link.next_pipe_id();
+    let (peer_end, far) = pipe_pair(
+        id,
+        link.mailbox.signal(),
+        crate::option::hwm(link.options.sndhwm),
+        crate::option::hwm(link.options.rcvhwm),
+    );
+    if !link.mailbox.send(SocketCommand::Attach(peer_end)) {
+        return;
+    }
+    link.mailbox.send(SocketCommand::Identify {
+        id,
+        metadata: Arc::new(peer.metadata),
+    });
+    // The pipes come back when the connection ends; dropping them tells the socket.
+    let _ = run_engine(&link, stream, far, &ctl, leftover).await;
+}

@@ -1,0 +1,57 @@
+//! DEALER (libzmq src/dealer.cpp): load-balances outgoing messages, fair-queues incoming
+//! ones, changes no envelopes.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use ferromq_zmtp::Metadata;
+
+use crate::error::{Error, Result};
+use crate::msg::Msg;
+use crate::option::Options;
+use crate::pattern::fq::FairQueue;
+use crate::pattern::lb::LoadBalancer;
+use crate::pattern::{remove, set_metadata, Pattern, SendResult};
+use crate::peer::{Peer, PipeId};
+
+#[derive(Debug, Default)]
+pub(crate) struct Dealer {
+    peers: Vec<Peer>,
+    lb: LoadBalancer,
+    fq: FairQueue,
+}
+
+impl Pattern for Dealer {
+    fn attach(&mut self, peer: Peer, _: &Options) {
+        self.peers.push(peer);
+    }
+
+    fn identify(&mut self, id: PipeId, metadata: Arc<Metadata>, _: &Options) {
+        set_metadata(&mut self.peers, id, metadata);
+    }
+
+    fn detach(&mut self, id: PipeId) {
+        remove(&mut self.peers, id);
+    }
+
+    fn send(&mut self, frame: Bytes, more: bool, _: &Options) -> SendResult {
+        self.lb.send(&mut self.peers, frame, more, false)
+    }
+
+    fn recv(&mut self) -> Result<Msg> {
+        let r = self.fq.recv(&mut self.peers, |_| true).ok_or(Error::Again)?;
+        Ok(Msg {
+            data: r.frame,
+            more: r.more,
+            metadata: self.peers[r.index].metadata.clone(),
+        })
+    }
+
+    fn has_in(&mut self) -> bool {
+        self.fq.has_in(&mut self.peers, |_| true)
+    }
+
+    fn has_out(&mut self) -> bool {
+        self.lb.has_out(&self.peers)
+    }
+}

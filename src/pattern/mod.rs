@@ -1,0 +1,80 @@
+//! Socket-type state machines. Each type is a page over two shared strategies, the
+//! [`lb::LoadBalancer`] (outgoing, round robin over peers with room) and the
+//! [`fq::FairQueue`] (incoming, round robin over peers with a message), as libzmq's
+//! src/lb.cpp and src/fq.cpp. A pattern owns its peers' socket-side pipe ends and never
+//! blocks: it answers `Again` and the socket waits on its eventfd.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use ferromq_zmtp::{Metadata, SocketType};
+
+use crate::error::{Error, Result};
+use crate::msg::Msg;
+use crate::option::Options;
+use crate::peer::{Peer, PipeId};
+
+mod dealer;
+mod fq;
+mod lb;
+mod pair;
+mod pull;
+mod push;
+mod router;
+
+/// A refused send gives the frame back so the caller can retry it.
+pub(crate) type SendResult = std::result::Result<(), (Error, Bytes)>;
+
+/// The behaviour of one socket type.
+pub(crate) trait Pattern: Send {
+    /// A peer's pipes arrived.
+    fn attach(&mut self, peer: Peer, options: &Options);
+    /// A peer's handshake finished; `metadata` holds what it announced.
+    fn identify(&mut self, id: PipeId, metadata: Arc<Metadata>, options: &Options);
+    /// Drops a peer (disconnect / unbind).
+    fn detach(&mut self, id: PipeId);
+    /// Sends one frame; `more` says the message goes on.
+    fn send(&mut self, frame: Bytes, more: bool, options: &Options) -> SendResult;
+    /// Receives one frame, `Again` when none is ready.
+    fn recv(&mut self) -> Result<Msg>;
+    /// Whether `recv` would succeed now.
+    fn has_in(&mut self) -> bool;
+    /// Whether `send` would succeed now.
+    fn has_out(&mut self) -> bool;
+}
+
+/// The pattern for a socket type, or `Invalid` for types not built yet.
+pub(crate) fn for_type(kind: SocketType) -> Result<Box<dyn Pattern>> {
+    Ok(match kind {
+        SocketType::Pair => Box::new(pair::Pair::default()),
+        SocketType::Dealer => Box::new(dealer::Dealer::default()),
+        SocketType::Router => Box::new(router::Router::new()),
+        SocketType::Push => Box::new(push::Push::default()),
+        SocketType::Pull => Box::new(pull::Pull::default()),
+        _ => return Err(Error::Invalid),
+    })
+}
+
+/// Whether a socket type is implemented.
+pub(crate) fn is_supported(kind: SocketType) -> bool {
+    matches!(
+        kind,
+        SocketType::Pair
+            | SocketType::Dealer
+            | SocketType::Router
+            | SocketType::Push
+            | SocketType::Pull
+    )
+}
+
+/// Stores a peer's metadata (every pattern but ROUTER needs nothing more).
+pub(crate) fn set_metadata(peers: &mut [Peer], id: PipeId, metadata: Arc<Metadata>) {
+    if let Some(p) = peers.iter_mut().find(|p| p.id == id) {
+        p.metadata = Some(metadata);
+    }
+}
+
+/// Removes a peer by id.
+pub(crate) fn remove(peers: &mut Vec<Peer>, id: PipeId) {
+    peers.retain(|p| p.id != id);
+}

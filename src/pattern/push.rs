@@ -1,0 +1,48 @@
+//! PUSH (RFC 30, libzmq src/push.cpp): load-balances to peers with room; blocks when there
+//! is none, never drops; cannot receive.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use ferromq_zmtp::Metadata;
+
+use crate::error::{Error, Result};
+use crate::msg::Msg;
+use crate::option::Options;
+use crate::pattern::lb::LoadBalancer;
+use crate::pattern::{remove, Pattern, SendResult};
+use crate::peer::{Peer, PipeId};
+
+#[derive(Debug, Default)]
+pub(crate) struct Push {
+    peers: Vec<Peer>,
+    lb: LoadBalancer,
+}
+
+impl Pattern for Push {
+    fn attach(&mut self, peer: Peer, _: &Options) {
+        self.peers.push(peer);
+    }
+
+    fn identify(&mut self, _: PipeId, _: Arc<Metadata>, _: &Options) {}
+
+    fn detach(&mut self, id: PipeId) {
+        remove(&mut self.peers, id);
+    }
+
+    fn send(&mut self, frame: Bytes, more: bool, _: &Options) -> SendResult {
+        self.lb.send(&mut self.peers, frame, more, true)
+    }
+
+    fn recv(&mut self) -> Result<Msg> {
+        Err(Error::NotSup)
+    }
+
+    fn has_in(&mut self) -> bool {
+        false
+    }
+
+    fn has_out(&mut self) -> bool {
+        self.lb.has_out(&self.peers)
+    }
+}

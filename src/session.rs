@@ -1,0 +1,148 @@
+//! What the management layer, the I/O thread and the socket share about one connection (or
+//! one connecting endpoint, which outlives its connections): a stop flag, the linger to apply
+//! when the socket goes away, and the way to wake whoever drives the pipes now.
+
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+
+use ferromq_pipe::Notify;
+
+use crate::wake::WakeSlot;
+
+/// Shared control of one session.
+#[derive(Debug, Default)]
+pub(crate) struct SessionCtl {
+    stop: AtomicBool,
+    /// The socket closed: stop reconnecting; a running engine drains under linger.
+    closed: AtomicBool,
+    /// ZMQ_LINGER in ms as of the socket's close (-1 = forever).
+    linger: AtomicI32,
+    /// Wakes the management task.
+    task_wake: tokio::sync::Notify,
+    /// Wakes the engine (the pipes' far-end slot), once pipes exist.
+    engine_wake: Mutex<Option<Arc<WakeSlot>>>,
+}
+
+impl SessionCtl {
+    pub(crate) fn new(linger: i32) -> Arc<SessionCtl> {
+        let ctl = SessionCtl::default();
+        ctl.linger.store(linger, Ordering::Relaxed);
+        Arc::new(ctl)
+    }
+
+    /// Ends the session now: the task stops reconnecting, the engine closes the connection.
+    pub(crate) fn stop(&self) {
+        self.stop.store(true, Ordering::Release);
+        self.task_wake.notify_one();
+        self.wake_engine();
+    }
+
+    /// The socket closed (the engine, if any, finishes by itself once it has drained).
+    pub(crate) fn close(&self, linger: i32) {
+        self.set_linger(linger);
+        self.closed.store(true, Ordering::Release);
+        self.task_wake.notify_one();
+    }
+
+    /// Stopped or closed: nothing more to start.
+    pub(crate) fn is_done(&self) -> bool {
+        self.is_stopped() || self.closed.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn is_stopped(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn set_linger(&self, linger: i32) {
+        self.linger.store(linger, Ordering::Relaxed);
+    }
+
+    pub(crate) fn linger(&self) -> i32 {
+        self.linger.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_engine_wake(&self, wake: Arc<WakeSlot>) {
+        if let Ok(mut slot) = self.engine_wake.lock() {
+            *slot = Some(wake);
+        }
+    }
+
+    fn wake_engine(&self) {
+        let wake = self.engine_wake.lock().ok().and_then(|w| w.clone());
+        if let Some(w) = wake {
+            w.notify();
+        }
+    }
+
+    /// Resolves once `stop` or `close` was called.
+    pub(crate) async fn done(&self) {
+        loop {
+            let notified = self.task_wake.notified();
+            if self.is_done() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// Counts what a context termination waits for: open sockets and live sessions.
+#[derive(Debug, Default)]
+pub(crate) struct Activity {
+    count: Mutex<usize>,
+    cond: Condvar,
+}
+
+/// Holds one count of an [`Activity`] while alive.
+#[derive(Debug)]
+pub(crate) struct ActivityGuard(Arc<Activity>);
+
+impl Activity {
+    pub(crate) fn enter(self: &Arc<Self>) -> ActivityGuard {
+        if let Ok(mut n) = self.count.lock() {
+            *n += 1;
+        }
+        ActivityGuard(Arc::clone(self))
+    }
+
+    /// Blocks until nothing is active.
+    pub(crate) fn wait_idle(&self) {
+        let Ok(mut n) = self.count.lock() else {
+            return;
+        };
+        while *n > 0 {
+            n = match self.cond.wait(n) {
+                Ok(n) => n,
+                Err(_) => return,
+            };
+        }
+    }
+}
+
+impl Drop for ActivityGuard {
+    fn drop(&mut self) {
+        if let Ok(mut n) = self.0.count.lock() {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.0.cond.notify_all();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn activity_waits_for_guards() {
+        let a = Arc::new(Activity::default());
+        let g = a.enter();
+        let a2 = Arc::clone(&a);
+        let t = std::thread::spawn(move || a2.wait_idle());
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        assert!(!t.is_finished());
+        drop(g);
+        t.join().unwrap();
+    }
+}

@@ -1,0 +1,645 @@
+//! The socket: the application's handle, driven by one thread at a time.
+//!
+//! It owns a [`Pattern`] (the socket type's state machine over its peers' pipes), the
+//! command queue, and the eventfd every wake-up lands on. Blocking calls loop: process
+//! commands, try the pattern, and if it says `Again`, wait on the eventfd (bounded by
+//! SNDTIMEO/RCVTIMEO) and try again. The pattern sits in a `RefCell` because ZMQ_EVENTS and
+//! `poll` look at it through `&Socket`; the socket is `!Sync`, so the borrow never contends.
+
+use std::cell::RefCell;
+use std::os::fd::RawFd;
+use std::sync::mpsc::{channel, Receiver, TryRecvError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use ferromq_zmtp::SocketType;
+
+use crate::command::{Mailbox, SocketCommand};
+use crate::connecter::{connect_loop, Target};
+use crate::connection::SocketLink;
+use crate::context::CtxInner;
+use crate::endpoint::Endpoint;
+use crate::error::{Error, Result};
+use crate::flags::{Events, RecvFlags, SendFlags};
+use crate::inproc::InprocSide;
+use crate::ipc::ipc_bind;
+use crate::listener::{accept_loop, bind_tcp, Bound, ListenerCtl};
+use crate::msg::Msg;
+use crate::option::{self, Options};
+use crate::pattern::{self, Pattern};
+use crate::peer::{pipe_pair, PipeId};
+use crate::session::{ActivityGuard, SessionCtl};
+use crate::signaler::Signaler;
+
+#[derive(Debug)]
+struct Core {
+    pattern: Box<dyn Pattern>,
+    commands: Receiver<SocketCommand>,
+}
+
+impl std::fmt::Debug for dyn Pattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Pattern")
+    }
+}
+
+#[derive(Debug)]
+enum Binding {
+    Listener(Arc<ListenerCtl>),
+    Inproc(String),
+}
+
+#[derive(Debug)]
+struct BindRecord {
+    /// The endpoint as given and as resolved (LAST_ENDPOINT); unbind accepts either.
+    given: String,
+    resolved: String,
+    binding: Binding,
+}
+
+#[derive(Debug)]
+struct ConnectRecord {
+    endpoint: String,
+    ctl: Option<Arc<SessionCtl>>,
+    pipe: Option<PipeId>,
+}
+
+/// A ZeroMQ socket. `Send`, not `Sync`: one thread at a time, as in libzmq.
+#[derive(Debug)]
+pub struct Socket {
+    ctx: Arc<CtxInner>,
+    id: u64,
+    kind: SocketType,
+    options: Options,
+    core: RefCell<Core>,
+    signal: Arc<Signaler>,
+    mailbox: Mailbox,
+    rcvmore: bool,
+    last_endpoint: String,
+    binds: Vec<BindRecord>,
+    connects: Vec<ConnectRecord>,
+    _active: ActivityGuard,
+}
+
+fn put_int(out: &mut [u8], v: i32) -> Result<usize> {
+    option::put(out, &v.to_ne_bytes())
+}
+
+fn deadline(timeout_ms: i32) -> Option<Instant> {
+    u64::try_from(timeout_ms)
+        .ok()
+        .map(|ms| Instant::now() + Duration::from_millis(ms))
+}
+
+impl Socket {
+    pub(crate) fn new(ctx: Arc<CtxInner>, kind: SocketType) -> Result<Socket> {
+        let pattern = pattern::for_type(kind)?;
+        let signal = Arc::new(Signaler::new()?);
+        let (tx, rx) = channel();
+        let mailbox = Mailbox::new(tx, Arc::clone(&signal));
+        let id = ctx.register(Arc::clone(&signal));
+        let active = ctx.activity.enter();
+        Ok(Socket {
+            ctx,
+            id,
+            kind,
+            options: Options::default(),
+            core: RefCell::new(Core {
+                pattern,
+                commands: rx,
+            }),
+            signal,
+            mailbox,
+            rcvmore: false,
+            last_endpoint: String::new(),
+            binds: Vec::new(),
+            connects: Vec::new(),
+            _active: active,
+        })
+    }
+
+    /// The socket's type.
+    pub fn socket_type(&self) -> SocketType {
+        self.kind
+    }
+
+    fn process_commands(&self, core: &mut Core) {
+        loop {
+            match core.commands.try_recv() {
+                Ok(SocketCommand::Attach(peer)) => core.pattern.attach(peer, &self.options),
+                Ok(SocketCommand::Identify { id, metadata }) => {
+                    core.pattern.identify(id, metadata, &self.options)
+                }
+                Err(TryRecvError::Empty) | Err(TryRecvError::Disconnected) => return,
+            }
+        }
+    }
+
+    fn link(&self) -> Result<(SocketLink, tokio::runtime::Handle)> {
+        let reactor = self.ctx.reactor()?;
+        let handle = reactor.handle().ok_or(Error::Term)?.clone();
+        Ok((
+            SocketLink {
+                mailbox: self.mailbox.clone(),
+                io: Arc::clone(&reactor.io),
+                activity: Arc::clone(&self.ctx.activity),
+                pipe_ids: Arc::clone(&self.ctx.pipe_ids),
+                kind: self.kind,
+                options: self.options.clone(),
+            },
+            handle,
+        ))
+    }
+
+    fn inproc_side(&self) -> InprocSide {
+        InprocSide {
+            socket_id: self.id,
+            mailbox: self.mailbox.clone(),
+            kind: self.kind,
+            sndhwm: self.options.sndhwm,
+            rcvhwm: self.options.rcvhwm,
+            routing_id: self.options.routing_id.clone(),
+            connect_routing_id: self.options.connect_routing_id.clone(),
+        }
+    }
+
+    /// Binds to an endpoint (`tcp://`, `ipc://`, `inproc://`).
+    pub fn bind(&mut self, endpoint: &str) -> Result<()> {
+        if self.ctx.is_terminated() {
+            return Err(Error::Term);
+        }
+        let resolved = match Endpoint::parse(endpoint)? {
+            Endpoint::Inproc(name) => {
+                self.ctx.inproc.bind(&name, self.inproc_side())?;
+                self.binds.push(BindRecord {
+                    given: endpoint.to_owned(),
+                    resolved: endpoint.to_owned(),
+                    binding: Binding::Inproc(name),
+                });
+                endpoint.to_owned()
+            }
+            Endpoint::Tcp(addr) => {
+                let (listener, resolved) = bind_tcp(&addr, &self.options)?;
+                self.start_listener(endpoint, resolved, Bound::Tcp(listener))?
+            }
+            Endpoint::Ipc(path) => {
+                let (listener, path) = ipc_bind(&path)?;
+                let resolved = format!("ipc://{path}");
+                self.start_listener(endpoint, resolved, Bound::Ipc(listener, path))?
+            }
+        };
+        self.last_endpoint = resolved;
+        Ok(())
+    }
+
+    fn start_listener(&mut self, given: &str, resolved: String, bound: Bound) -> Result<String> {
+        let (link, handle) = self.link()?;
+        let lctl = ListenerCtl::new(self.options.linger);
+        let guard = self.ctx.activity.enter();
+        handle.spawn(accept_loop(link, bound, Arc::clone(&lctl), guard));
+        self.binds.push(BindRecord {
+            given: given.to_owned(),
+            resolved: resolved.clone(),
+            binding: Binding::Listener(lctl),
+        });
+        Ok(resolved)
+    }
+
+    /// Connects to an endpoint. tcp/ipc connect in the background and reconnect as needed.
+    pub fn connect(&mut self, endpoint: &str) -> Result<()> {
+        if self.ctx.is_terminated() {
+            return Err(Error::Term);
+        }
+        let parsed = Endpoint::parse(endpoint)?;
+        let target = match parsed {
+            Endpoint::Inproc(name) => {
+                let ids = self.ctx.pipe_ids.fetch_add(2, std::sync::atomic::Ordering::Relaxed);
+                let peer = self.ctx.inproc.connect(&name, self.inproc_side(), ids)?;
+                let metadata = peer.metadata.clone();
+                let core = self.core.get_mut();
+                core.pattern.attach(peer, &self.options);
+                if let Some(m) = metadata {
+                    core.pattern.identify(ids, m, &self.options);
+                }
+                self.connects.push(ConnectRecord {
+                    endpoint: endpoint.to_owned(),
+                    ctl: None,
+                    pipe: Some(ids),
+                });
+                return Ok(());
+            }
+            Endpoint::Tcp(addr) => {
+                // Fail early on what can never work (a `*` host, a missing port).
+                if addr.port.is_none() || addr.host == "*" {
+                    return Err(Error::Invalid);
+                }
+                Target::Tcp(addr)
+            }
+            Endpoint::Ipc(path) => Target::Ipc(path),
+        };
+        let (link, handle) = self.link()?;
+        let ctl = SessionCtl::new(self.options.linger);
+        let (held, pipe) = if self.options.immediate {
+            (None, None)
+        } else {
+            let id = link.next_pipe_id();
+            let (mut peer, far) = pipe_pair(
+                id,
+                self.mailbox.signal(),
+                crate::option::hwm(self.options.sndhwm),
+                crate::option::hwm(self.options.rcvhwm),
+            );
+            peer.assigned_id = self.options.connect_routing_id.clone();
+            self.core.get_mut().pattern.attach(peer, &self.options);
+            (Some((far, id)), Some(id))
+        };
+        self.options.connect_routing_id = None;
+        let guard = self.ctx.activity.enter();
+        handle.spawn(connect_loop(link, target, Arc::clone(&ctl), held, guard));
+        self.connects.push(ConnectRecord {
+            endpoint: endpoint.to_owned(),
+            ctl: Some(ctl),
+            pipe,
+        });
+        Ok(())
+    }
+
+    /// Stops listening on a bound endpoint and closes the connections it accepted.
+    pub fn unbind(&mut self, endpoint: &str) -> Result<()> {
+        if self.ctx.is_terminated() {
+            return Err(Error::Term);
+        }
+        let pos = self
+            .binds
+            .iter()
+            .position(|b| b.resolved == endpoint || b.given == endpoint)
+            .ok_or(Error::NoEnt)?;
+        let record = self.binds.remove(pos);
+        match record.binding {
+            Binding::Listener(l) => l.unbind(),
+            Binding::Inproc(name) => self.ctx.inproc.unbind(&name, self.id)?,
+        }
+        Ok(())
+    }
+
+    /// Drops a connected endpoint and its pipes.
+    pub fn disconnect(&mut self, endpoint: &str) -> Result<()> {
+        if self.ctx.is_terminated() {
+            return Err(Error::Term);
+        }
+        let pos = self
+            .connects
+            .iter()
+            .position(|c| c.endpoint == endpoint)
+            .ok_or(Error::NoEnt)?;
+        let record = self.connects.remove(pos);
+        if let Some(ctl) = record.ctl {
+            ctl.stop();
+        }
+        if let Some(id) = record.pipe {
+            self.core.get_mut().pattern.detach(id);
+        }
+        Ok(())
+    }
+
+    /// Sends one message part.
+    pub fn send(&mut self, msg: impl Into<Msg>, flags: SendFlags) -> Result<()> {
+        let msg = msg.into();
+        let more = flags.contains(SendFlags::SNDMORE);
+        let until = if flags.contains(SendFlags::DONTWAIT) {
+            Some(Instant::now())
+        } else {
+            deadline(self.options.sndtimeo)
+        };
+        let mut frame = msg.data;
+        loop {
+            if self.ctx.is_terminated() {
+                return Err(Error::Term);
+            }
+            let core = self.core.get_mut();
+            while let Ok(cmd) = core.commands.try_recv() {
+                match cmd {
+                    SocketCommand::Attach(peer) => core.pattern.attach(peer, &self.options),
+                    SocketCommand::Identify { id, metadata } => {
+                        core.pattern.identify(id, metadata, &self.options)
+                    }
+                }
+            }
+            match core.pattern.send(frame, more, &self.options) {
+                Ok(()) => return Ok(()),
+                Err((Error::Again, back)) => frame = back,
+                Err((e, _)) => return Err(e),
+            }
+            self.wait(until)?;
+        }
+    }
+
+    /// Receives one message part.
+    pub fn recv(&mut self, flags: RecvFlags) -> Result<Msg> {
+        let until = if flags.contains(RecvFlags::DONTWAIT) {
+            Some(Instant::now())
+        } else {
+            deadline(self.options.rcvtimeo)
+        };
+        loop {
+            if self.ctx.is_terminated() {
+                return Err(Error::Term);
+            }
+            let core = self.core.get_mut();
+            while let Ok(cmd) = core.commands.try_recv() {
+                match cmd {
+                    SocketCommand::Attach(peer) => core.pattern.attach(peer, &self.options),
+                    SocketCommand::Identify { id, metadata } => {
+                        core.pattern.identify(id, metadata, &self.options)
+                    }
+                }
+            }
+            match core.pattern.recv() {
+                Ok(msg) => {
+                    self.rcvmore = msg.more;
+                    return Ok(msg);
+                }
+                Err(Error::Again) => {}
+                Err(e) => return Err(e),
+            }
+            self.wait(until)?;
+        }
+    }
+
+    /// Waits for a wake-up; `Again` once the deadline has passed.
+    fn wait(&self, until: Option<Instant>) -> Result<()> {
+        if until.is_some_and(|d| d <= Instant::now()) {
+            return Err(Error::Again);
+        }
+        if !self.signal.wait(until)? {
+            return Err(Error::Again);
+        }
+        self.signal.drain();
+        Ok(())
+    }
+
+    /// Sends every part of a message.
+    pub fn send_multipart<I, T>(&mut self, parts: I, flags: SendFlags) -> Result<()>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<Msg>,
+    {
+        let base = if flags.contains(SendFlags::DONTWAIT) {
+            SendFlags::DONTWAIT
+        } else {
+            SendFlags::empty()
+        };
+        let mut iter = parts.into_iter().peekable();
+        while let Some(part) = iter.next() {
+            let f = if iter.peek().is_some() {
+                base | SendFlags::SNDMORE
+            } else {
+                base
+            };
+            self.send(part, f)?;
+        }
+        Ok(())
+    }
+
+    /// Receives every part of a message.
+    pub fn recv_multipart(&mut self, flags: RecvFlags) -> Result<Vec<Bytes>> {
+        let mut parts = Vec::new();
+        loop {
+            let msg = self.recv(flags)?;
+            parts.push(msg.data);
+            if !msg.more {
+                return Ok(parts);
+            }
+        }
+    }
+
+    /// ZMQ_FD: readable whenever the socket's events may have changed (edge-triggered:
+    /// check [`Socket::events`] until it reports nothing before waiting again).
+    pub fn fd(&self) -> RawFd {
+        self.signal.raw_fd()
+    }
+
+    pub(crate) fn signaler(&self) -> &Signaler {
+        &self.signal
+    }
+
+    /// ZMQ_EVENTS: what the socket can do now.
+    pub fn events(&mut self) -> Events {
+        self.current_events()
+    }
+
+    pub(crate) fn current_events(&self) -> Events {
+        self.signal.drain();
+        let Ok(mut core) = self.core.try_borrow_mut() else {
+            return Events::empty();
+        };
+        self.process_commands(&mut core);
+        let mut ev = Events::empty();
+        if core.pattern.has_in() {
+            ev = ev | Events::POLLIN;
+        }
+        if core.pattern.has_out() {
+            ev = ev | Events::POLLOUT;
+        }
+        ev
+    }
+
+    /// ZMQ_LAST_ENDPOINT.
+    pub fn last_endpoint(&self) -> Result<String> {
+        Ok(self.last_endpoint.clone())
+    }
+
+    /// ZMQ_RCVMORE: the last part received has more parts after it.
+    pub fn rcvmore(&self) -> bool {
+        self.rcvmore
+    }
+
+    /// Sets an option by libzmq's number and raw value bytes (C `int`s in native order).
+    pub fn set_option_raw(&mut self, option: i32, value: &[u8]) -> Result<()> {
+        if self.ctx.is_terminated() {
+            return Err(Error::Term);
+        }
+        match option {
+            option::ZMQ_ROUTER_MANDATORY | option::ZMQ_ROUTER_HANDOVER
+                if self.kind != SocketType::Router =>
+            {
+                Err(Error::Invalid)
+            }
+            option::ZMQ_SUBSCRIBE | option::ZMQ_UNSUBSCRIBE => Err(Error::Invalid),
+            _ => self.options.set(option, value),
+        }
+    }
+
+    /// Reads an option by libzmq's number into `out`; returns the length written.
+    pub fn get_option_raw(&self, option: i32, out: &mut [u8]) -> Result<usize> {
+        if self.ctx.is_terminated() {
+            return Err(Error::Term);
+        }
+        match option {
+            option::ZMQ_TYPE => put_int(out, self.kind.to_raw()),
+            option::ZMQ_RCVMORE => put_int(out, i32::from(self.rcvmore)),
+            option::ZMQ_FD => put_int(out, self.fd()),
+            option::ZMQ_EVENTS => put_int(out, i32::from(self.current_events().bits())),
+            option::ZMQ_LAST_ENDPOINT => {
+                // A C string, with its NUL, as libzmq returns it.
+                let mut s = self.last_endpoint.clone().into_bytes();
+                s.push(0);
+                option::put(out, &s)
+            }
+            option::ZMQ_MECHANISM => put_int(out, 0),
+            _ => self.options.get(option, out).unwrap_or(Err(Error::Invalid)),
+        }
+    }
+
+    fn set_int(&mut self, option: i32, v: i32) -> Result<()> {
+        self.set_option_raw(option, &v.to_ne_bytes())
+    }
+
+    /// ZMQ_SNDHWM (messages, 0 = none); applies to peers attached afterwards.
+    pub fn set_sndhwm(&mut self, v: i32) -> Result<()> {
+        self.set_int(option::ZMQ_SNDHWM, v)
+    }
+    /// ZMQ_RCVHWM.
+    pub fn set_rcvhwm(&mut self, v: i32) -> Result<()> {
+        self.set_int(option::ZMQ_RCVHWM, v)
+    }
+    /// ZMQ_LINGER (ms, -1 = forever).
+    pub fn set_linger(&mut self, v: i32) -> Result<()> {
+        self.set_int(option::ZMQ_LINGER, v)
+    }
+    /// ZMQ_SNDTIMEO (ms, -1 = forever).
+    pub fn set_sndtimeo(&mut self, v: i32) -> Result<()> {
+        self.set_int(option::ZMQ_SNDTIMEO, v)
+    }
+    /// ZMQ_RCVTIMEO (ms, -1 = forever).
+    pub fn set_rcvtimeo(&mut self, v: i32) -> Result<()> {
+        self.set_int(option::ZMQ_RCVTIMEO, v)
+    }
+    /// ZMQ_ROUTING_ID.
+    pub fn set_routing_id(&mut self, id: &[u8]) -> Result<()> {
+        self.set_option_raw(option::ZMQ_ROUTING_ID, id)
+    }
+    /// ZMQ_CONNECT_ROUTING_ID: the id this ROUTER gives the peer of its next connect.
+    pub fn set_connect_routing_id(&mut self, id: &[u8]) -> Result<()> {
+        self.set_option_raw(option::ZMQ_CONNECT_ROUTING_ID, id)
+    }
+    /// ZMQ_ROUTER_MANDATORY.
+    pub fn set_router_mandatory(&mut self, on: bool) -> Result<()> {
+        self.set_int(option::ZMQ_ROUTER_MANDATORY, i32::from(on))
+    }
+    /// ZMQ_ROUTER_HANDOVER.
+    pub fn set_router_handover(&mut self, on: bool) -> Result<()> {
+        self.set_int(option::ZMQ_ROUTER_HANDOVER, i32::from(on))
+    }
+    /// ZMQ_RECONNECT_IVL (ms).
+    pub fn set_reconnect_ivl(&mut self, v: i32) -> Result<()> {
+        self.set_int(option::ZMQ_RECONNECT_IVL, v)
+    }
+    /// ZMQ_RECONNECT_IVL_MAX (ms).
+    pub fn set_reconnect_ivl_max(&mut self, v: i32) -> Result<()> {
+        self.set_int(option::ZMQ_RECONNECT_IVL_MAX, v)
+    }
+    /// ZMQ_HANDSHAKE_IVL (ms, 0 = none).
+    pub fn set_handshake_ivl(&mut self, v: i32) -> Result<()> {
+        self.set_int(option::ZMQ_HANDSHAKE_IVL, v)
+    }
+    /// ZMQ_IMMEDIATE.
+    pub fn set_immediate(&mut self, on: bool) -> Result<()> {
+        self.set_int(option::ZMQ_IMMEDIATE, i32::from(on))
+    }
+    /// ZMQ_IPV6.
+    pub fn set_ipv6(&mut self, on: bool) -> Result<()> {
+        self.set_int(option::ZMQ_IPV6, i32::from(on))
+    }
+    /// ZMQ_MAXMSGSIZE (bytes, -1 = none).
+    pub fn set_maxmsgsize(&mut self, v: i64) -> Result<()> {
+        self.set_option_raw(option::ZMQ_MAXMSGSIZE, &v.to_ne_bytes())
+    }
+    /// ZMQ_SUBSCRIBE: only SUB/XSUB sockets subscribe; none is built yet, so `EINVAL`.
+    pub fn set_subscribe(&mut self, topic: &[u8]) -> Result<()> {
+        self.set_option_raw(option::ZMQ_SUBSCRIBE, topic)
+    }
+}
+
+impl Drop for Socket {
+    fn drop(&mut self) {
+        let linger = self.options.linger;
+        for b in self.binds.drain(..) {
+            match b.binding {
+                Binding::Listener(l) => l.close(linger),
+                Binding::Inproc(name) => {
+                    let _ = self.ctx.inproc.unbind(&name, self.id);
+                }
+            }
+        }
+        for c in self.connects.drain(..) {
+            if let Some(ctl) = c.ctl {
+                ctl.close(linger);
+            }
+        }
+        self.ctx.unregister(self.id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Context;
+
+    #[test]
+    fn inproc_pair_round_trip_connect_before_bind() {
+        let ctx = Context::new();
+        let mut a = ctx.socket(SocketType::Pair).unwrap();
+        let mut b = ctx.socket(SocketType::Pair).unwrap();
+        a.connect("inproc://unit-pair").unwrap();
+        a.send("early", SendFlags::empty()).unwrap();
+        b.bind("inproc://unit-pair").unwrap();
+        b.set_rcvtimeo(2000).unwrap();
+        assert_eq!(b.recv(RecvFlags::empty()).unwrap().as_slice(), b"early");
+        b.send_multipart(["x", "y"], SendFlags::empty()).unwrap();
+        a.set_rcvtimeo(2000).unwrap();
+        assert_eq!(a.recv_multipart(RecvFlags::empty()).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn nonblocking_recv_is_again_and_timeout_is_again() {
+        let ctx = Context::new();
+        let mut s = ctx.socket(SocketType::Pull).unwrap();
+        assert_eq!(s.recv(RecvFlags::DONTWAIT), Err(Error::Again));
+        s.set_rcvtimeo(20).unwrap();
+        assert_eq!(s.recv(RecvFlags::empty()), Err(Error::Again));
+        assert_eq!(s.send("x", SendFlags::empty()), Err(Error::NotSup));
+    }
+
+    #[test]
+    fn shutdown_unblocks_with_eterm() {
+        let ctx = Context::new();
+        let mut s = ctx.socket(SocketType::Pull).unwrap();
+        let c2 = ctx.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            c2.shutdown();
+        });
+        assert_eq!(s.recv(RecvFlags::empty()), Err(Error::Term));
+        t.join().unwrap();
+        drop(s);
+        ctx.term();
+    }
+
+    #[test]
+    fn raw_options_and_events() {
+        let ctx = Context::new();
+        let mut s = ctx.socket(SocketType::Dealer).unwrap();
+        let mut out = [0u8; 4];
+        s.get_option_raw(option::ZMQ_TYPE, &mut out).unwrap();
+        assert_eq!(i32::from_ne_bytes(out), 5);
+        assert_eq!(s.set_router_mandatory(true), Err(Error::Invalid));
+        assert_eq!(s.events(), Events::empty());
+        s.bind("inproc://unit-ev").unwrap();
+        let mut peer = ctx.socket(SocketType::Dealer).unwrap();
+        peer.connect("inproc://unit-ev").unwrap();
+        peer.send("m", SendFlags::empty()).unwrap();
+        assert_eq!(s.events(), Events::POLLIN | Events::POLLOUT);
+    }
+}
