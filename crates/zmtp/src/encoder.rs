@@ -8,8 +8,8 @@
 //!
 //! ```text
 //! push_frame(a) push_frame(big) push_frame(b)
-//!   queue: [ hdr(a) a hdr(big) ]  [ big ]      batch: [ hdr(b) b ]
-//!   io_slices ->   slice 0          slice 1            slice 2
+//!   batch buffer: [ hdr(a) a hdr(big) | hdr(b) b ]    queue: [ Batch(run 1), Body(big) ]
+//!   io_slices -> [ hdr(a) a hdr(big) ] [ big ] [ hdr(b) b ]   (the tail after the queue)
 //! ```
 
 use std::collections::VecDeque;
@@ -23,14 +23,25 @@ use crate::frame::{header_len, put_header};
 /// Default copy threshold: bodies up to this size are copied into the batch buffer.
 pub const DEFAULT_COPY_THRESHOLD: usize = 8192;
 
+/// One run of pending bytes, in wire order.
+#[derive(Debug)]
+enum Chunk {
+    /// The next `n` bytes of the batch buffer.
+    Batch(usize),
+    /// A body queued by reference.
+    Body(Bytes),
+}
+
 /// Queues frames for sending and exposes them as `IoSlice`s.
 #[derive(Debug)]
 pub struct Encoder {
-    /// Chunks that precede `batch` on the wire: frozen batch parts and large bodies.
-    queue: VecDeque<Bytes>,
-    /// Bytes being gathered after everything in `queue`.
+    /// Runs that precede the unsealed tail of `batch` on the wire.
+    queue: VecDeque<Chunk>,
+    /// Copied headers and small bodies. Its first `sealed` bytes belong to `Chunk::Batch`
+    /// entries of `queue`; the rest is the tail that follows everything queued.
     batch: BytesMut,
-    /// Total pending bytes (queue + batch).
+    sealed: usize,
+    /// Total pending bytes.
     pending: usize,
     copy_threshold: usize,
 }
@@ -53,6 +64,7 @@ impl Encoder {
         Self {
             queue: VecDeque::new(),
             batch: BytesMut::new(),
+            sealed: 0,
             pending: 0,
             copy_threshold,
         }
@@ -61,10 +73,22 @@ impl Encoder {
     /// Queues one message frame. The short size form is used exactly when the body is at most
     /// 255 bytes, as libzmq does.
     pub fn push_frame(&mut self, body: &Bytes, more: bool) {
-        self.push(body, more, false);
+        let len = body.len();
+        self.pending += header_len(len) + len;
+        if len <= self.copy_threshold {
+            self.batch.reserve(header_len(len) + len);
+            put_header(&mut self.batch, len, more, false);
+            self.batch.put_slice(body);
+        } else {
+            put_header(&mut self.batch, len, more, false);
+            self.queue
+                .push_back(Chunk::Batch(self.batch.len() - self.sealed));
+            self.sealed = self.batch.len();
+            self.queue.push_back(Chunk::Body(body.clone()));
+        }
     }
 
-    /// Queues one command frame.
+    /// Queues one command frame (always copied).
     pub fn push_command(&mut self, cmd: &Command) {
         let len = cmd.encoded_len();
         self.batch.reserve(header_len(len) + len);
@@ -92,11 +116,17 @@ impl Encoder {
 
     /// Fills `out` with the pending bytes in wire order; returns how many slices it filled.
     pub fn io_slices<'a>(&'a self, out: &mut [IoSlice<'a>]) -> usize {
-        let chunks = self
-            .queue
-            .iter()
-            .map(|b| &b[..])
-            .chain(Some(&self.batch[..]))
+        let mut offset = 0;
+        let queued = self.queue.iter().map(|chunk| match chunk {
+            Chunk::Batch(n) => {
+                let run = &self.batch[offset..offset + n];
+                offset += n;
+                run
+            }
+            Chunk::Body(b) => &b[..],
+        });
+        let chunks = queued
+            .chain(Some(&self.batch[self.sealed..]))
             .filter(|s| !s.is_empty());
         let mut n = 0;
         for (slot, chunk) in out.iter_mut().zip(chunks) {
@@ -107,41 +137,38 @@ impl Encoder {
     }
 
     /// Marks `n` bytes as written. `n` larger than [`Encoder::len`] is clamped.
-    pub fn advance(&mut self, mut n: usize) {
-        n = n.min(self.pending);
+    pub fn advance(&mut self, n: usize) {
+        let mut n = n.min(self.pending);
         self.pending -= n;
         while n > 0 {
-            let Some(front) = self.queue.front_mut() else {
-                self.batch.advance(n);
-                break;
-            };
-            if n < front.len() {
-                front.advance(n);
-                return;
+            match self.queue.front_mut() {
+                None => {
+                    self.batch.advance(n);
+                    break;
+                }
+                Some(Chunk::Batch(len)) => {
+                    let take = n.min(*len);
+                    self.batch.advance(take);
+                    self.sealed -= take;
+                    *len -= take;
+                    n -= take;
+                    if *len == 0 {
+                        self.queue.pop_front();
+                    }
+                }
+                Some(Chunk::Body(body)) => {
+                    let take = n.min(body.len());
+                    body.advance(take);
+                    n -= take;
+                    if body.is_empty() {
+                        self.queue.pop_front();
+                    }
+                }
             }
-            n -= front.len();
-            self.queue.pop_front();
         }
         if self.batch.is_empty() {
-            // Lets the next `reserve` reuse the allocation from its start once the frozen
-            // parts handed out earlier are released.
+            // The next `reserve` then moves back to the start of the same allocation.
             self.batch.clear();
-        }
-    }
-
-    fn push(&mut self, body: &Bytes, more: bool, command: bool) {
-        let len = body.len();
-        if len <= self.copy_threshold {
-            self.batch.reserve(header_len(len) + len);
-            put_header(&mut self.batch, len, more, command);
-            self.batch.put_slice(body);
-            self.pending += header_len(len) + len;
-        } else {
-            put_header(&mut self.batch, len, more, command);
-            self.pending += header_len(len) + len;
-            let gathered = self.batch.split().freeze();
-            self.queue.push_back(gathered);
-            self.queue.push_back(body.clone());
         }
     }
 }
@@ -249,6 +276,27 @@ mod tests {
         assert_eq!(written, full);
         enc.advance(5);
         assert!(enc.is_empty());
+    }
+
+    #[test]
+    fn batch_buffer_is_reused_with_large_bodies() {
+        let mut enc = Encoder::with_copy_threshold(16);
+        let small = Bytes::from_static(&[1u8; 8]);
+        let big = Bytes::from(vec![2u8; 64]);
+        let mut starts = Vec::new();
+        for _ in 0..50 {
+            enc.push_frame(&small, true);
+            enc.push_frame(&big, false);
+            enc.push_frame(&small, false);
+            let mut out = [IoSlice::new(&[]); 4];
+            assert_eq!(enc.io_slices(&mut out), 3);
+            starts.push(out[0].as_ptr() as usize);
+            let n = enc.len();
+            enc.advance(n);
+        }
+        // After the first rounds the same allocation is handed out every time.
+        assert!(starts[2..].windows(2).all(|w| w[0] == w[1]), "{starts:?}");
+        assert!(enc.queue.capacity() <= 4);
     }
 
     #[test]
