@@ -79,16 +79,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut decoder = FrameDecoder::new(None);
     let (mut frames, mut complete, mut body_bytes) = (0usize, 0usize, 0usize);
-    loop {
-        match decoder.decode(&mut wire)? {
-            Decoded::Frame(frame) => {
-                frames += 1;
-                body_bytes += frame.body.len();
-                if !frame.more {
-                    complete += 1;
-                }
-            }
-            Decoded::NeedMore(_) => break,
+    while let Decoded::Frame(frame) = decoder.decode(&mut wire)? {
+        frames += 1;
+        body_bytes += frame.body.len();
+        if !frame.more {
+            complete += 1;
         }
     }
     let elapsed = started.elapsed();
