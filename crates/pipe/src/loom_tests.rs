@@ -233,3 +233,55 @@ fn reader_close_is_seen_by_the_writer() {
         assert_eq!(loom::sync::Arc::strong_count(&token), 1);
     });
 }
+
+/// A wake-up that is remembered until waited for, like the runtime's eventfd.
+#[derive(Debug, Default)]
+struct Event(loom::sync::Notify);
+
+impl Notify for Event {
+    fn notify(&self) {
+        self.0.notify();
+    }
+}
+
+/// The whole protocol with both sides blocking on their wake-ups, as a socket and an I/O
+/// thread do: HWM 1 forces a refusal and a writer wake-up per message, the reader sleeps on
+/// every empty pipe, and the close must wake it at the end. A single lost wake-up leaves a
+/// thread waiting forever, which loom reports as a deadlock.
+#[test]
+fn blocking_ends_never_deadlock() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(|| {
+        let reader_wake = std::sync::Arc::new(Event::default());
+        let writer_wake = std::sync::Arc::new(Event::default());
+        let (mut w, mut r) = pipe::<u32>(1, reader_wake.clone(), writer_wake.clone());
+        let writer = thread::spawn(move || {
+            for (item, more) in [(0, true), (1, false), (2, false)] {
+                let mut item = item;
+                while let Err(back) = w.try_write(item, more) {
+                    w.flush();
+                    writer_wake.0.wait();
+                    item = back;
+                }
+                if !more {
+                    w.flush();
+                }
+            }
+        });
+        let mut expected = 0;
+        loop {
+            match r.read() {
+                Read::Item { item, more } => {
+                    assert_eq!(item, expected);
+                    assert_eq!(more, item == 0);
+                    expected += 1;
+                }
+                Read::Empty => reader_wake.0.wait(),
+                Read::Closed => break,
+            }
+        }
+        assert_eq!(expected, 3);
+        writer.join().unwrap();
+    });
+}
