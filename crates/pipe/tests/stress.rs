@@ -67,6 +67,8 @@ struct Frame {
 }
 
 fn run(seed: u64, hwm: usize, frames: u64, max_parts: u64) {
+    // Printed first so that a failing run names the workload that reproduces it.
+    eprintln!("seed {seed:#x} hwm {hwm}: {frames} frames of messages up to {max_parts} frames");
     let reader_event = Arc::new(Event::default());
     let writer_event = Arc::new(Event::default());
     let (mut writer, mut reader) = pipe::<Frame>(hwm, reader_event.clone(), writer_event.clone());
@@ -145,7 +147,7 @@ fn run(seed: u64, hwm: usize, frames: u64, max_parts: u64) {
     let refusals = producer.join().expect("writer thread");
     let (read, sleeps) = consumer.join().expect("reader thread");
     assert_eq!(read, frames);
-    eprintln!("seed {seed:#x} hwm {hwm}: {frames} frames, {refusals} refusals, {sleeps} sleeps");
+    eprintln!("  done: {refusals} refusals, {sleeps} reader sleeps");
 }
 
 #[test]
