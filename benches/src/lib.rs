@@ -5,6 +5,7 @@
 #![allow(missing_debug_implementations)]
 
 pub mod backend;
+pub mod ferromq;
 pub mod libzmq;
 pub mod matrix;
 pub mod plot;
