@@ -462,7 +462,10 @@ fn greeting_padding_is_routing_id_length_plus_one() {
     let mut expected = LIBZMQ_GREETING_NO_ID;
     expected[8] = 4; // padding = u64 BE (3 + 1)
     assert_eq!(greeting, expected);
-    assert_eq!(decode_greeting(&greeting).encode_with_padding(4), greeting[..]);
+    assert_eq!(
+        decode_greeting(&greeting).encode_with_padding(4),
+        greeting[..]
+    );
 }
 
 #[test]
