@@ -107,7 +107,9 @@ impl<P: Copy + Eq + Hash> MultiTrie<P> {
         self.free_slots.push(slot);
     }
 
-    /// Calls `f` once for each peer subscribed to some prefix of `data`.
+    /// Calls `f` once for each peer subscribed to some prefix of `data`. (A lookup started
+    /// from inside `f` on the same trie renews the visit marks, after which the outer lookup
+    /// may call `f` for a peer a second time.)
     pub fn for_each_match(&self, data: &[u8], mut f: impl FnMut(P)) {
         let mut prefixes = self.radix.prefixes_of(data);
         let Some(first) = prefixes.next() else {
