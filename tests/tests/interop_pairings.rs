@@ -73,7 +73,8 @@ impl Kind {
 
 /// One socket of either library, seen as "send these parts" / "receive one message".
 enum End {
-    Ferro(ferromq::Socket),
+    /// Boxed: a ferromq socket is much larger than a `zmq::Socket` handle.
+    Ferro(Box<ferromq::Socket>),
     Zmq(zmq::Socket),
 }
 
@@ -99,7 +100,7 @@ impl End {
                 if kind == Kind::Router {
                     s.set_router_mandatory(true).expect("router mandatory");
                 }
-                End::Ferro(s)
+                End::Ferro(Box::new(s))
             }
             Lib::Zmq => {
                 let s = ctxs.zmq.socket(kind.zmq()).expect("zmq socket");
