@@ -15,7 +15,7 @@ use crate::signaler::Signaler;
 #[derive(Debug)]
 pub(crate) enum SocketCommand {
     /// A new peer's pipes (an accepted connection, an inproc connect).
-    Attach(Peer),
+    Attach(Box<Peer>),
     /// A peer's handshake completed: its metadata (Identity, Socket-Type ...).
     Identify { id: PipeId, metadata: Arc<Metadata> },
 }

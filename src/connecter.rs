@@ -88,7 +88,7 @@ pub(crate) async fn connect_loop(
                 );
                 let mut peer_end = peer_end;
                 peer_end.assigned_id = link.options.connect_routing_id.clone();
-                if !link.mailbox.send(SocketCommand::Attach(peer_end)) {
+                if !link.mailbox.send(SocketCommand::Attach(Box::new(peer_end))) {
                     return;
                 }
                 (far, id)

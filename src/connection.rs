@@ -127,7 +127,9 @@ pub(crate) fn configure_tcp(stream: &tokio::net::TcpStream, options: &Options) {
     if options.tcp_keepalive == 1 {
         let mut ka = socket2::TcpKeepalive::new();
         if options.tcp_keepalive_idle > 0 {
-            ka = ka.with_time(Duration::from_secs(options.tcp_keepalive_idle.unsigned_abs().into()));
+            ka = ka.with_time(Duration::from_secs(
+                options.tcp_keepalive_idle.unsigned_abs().into(),
+            ));
         }
         if options.tcp_keepalive_intvl > 0 {
             ka = ka.with_interval(Duration::from_secs(
@@ -207,9 +209,11 @@ mod tests {
 
     #[test]
     fn backoff_doubles_up_to_the_max() {
-        let mut o = Options::default();
-        o.reconnect_ivl = 100;
-        o.reconnect_ivl_max = 350;
+        let o = Options {
+            reconnect_ivl: 100,
+            reconnect_ivl_max: 350,
+            ..Options::default()
+        };
         let mut b = Backoff::new(&o);
         let seq: Vec<u128> = (0..4).map(|_| b.next_delay().as_millis()).collect();
         assert_eq!(seq, vec![100, 200, 350, 350]);

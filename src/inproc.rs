@@ -28,7 +28,10 @@ impl InprocSide {
     /// The metadata a ZMTP peer would have announced.
     fn metadata(&self) -> Arc<Metadata> {
         let mut m = Metadata::new();
-        let _ = m.insert("Socket-Type", Bytes::from_static(self.kind.name().as_bytes()));
+        let _ = m.insert(
+            "Socket-Type",
+            Bytes::from_static(self.kind.name().as_bytes()),
+        );
         if !self.routing_id.is_empty() {
             let _ = m.insert("Identity", self.routing_id.clone());
         }
@@ -60,7 +63,7 @@ fn join(binder: &InprocSide, connector: &InprocSide, far: SessionPipes, far_id: 
     let (mut peer, wake): (Peer, _) = far.into_peer(far_id);
     peer.assigned_id = None;
     wake.install(binder.mailbox.signal());
-    if binder.mailbox.send(SocketCommand::Attach(peer)) {
+    if binder.mailbox.send(SocketCommand::Attach(Box::new(peer))) {
         binder.mailbox.send(SocketCommand::Identify {
             id: far_id,
             metadata: connector.metadata(),

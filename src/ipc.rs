@@ -26,7 +26,11 @@ pub(crate) fn ipc_connect(path: &str) -> Result<tokio::net::UnixStream> {
 pub(crate) fn ipc_bind(path: &str) -> Result<(UnixListener, String)> {
     let path = if path == "*" {
         let dir = std::env::temp_dir();
-        let name = format!("ferromq-{}-{:016x}.ipc", std::process::id(), fastrand::u64(..));
+        let name = format!(
+            "ferromq-{}-{:016x}.ipc",
+            std::process::id(),
+            fastrand::u64(..)
+        );
         dir.join(name).to_string_lossy().into_owned()
     } else {
         path.to_owned()

@@ -168,7 +168,7 @@ async fn serve(
         crate::option::hwm(link.options.sndhwm),
         crate::option::hwm(link.options.rcvhwm),
     );
-    if !link.mailbox.send(SocketCommand::Attach(peer_end)) {
+    if !link.mailbox.send(SocketCommand::Attach(Box::new(peer_end))) {
         return;
     }
     link.mailbox.send(SocketCommand::Identify {

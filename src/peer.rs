@@ -112,7 +112,9 @@ mod tests {
         peer.out.try_write(Bytes::from_static(b"a"), false).unwrap();
         peer.out.flush();
         assert!(matches!(far.from_socket.read(), Read::Item { .. }));
-        far.to_socket.try_write(Bytes::from_static(b"b"), false).unwrap();
+        far.to_socket
+            .try_write(Bytes::from_static(b"b"), false)
+            .unwrap();
         far.to_socket.flush();
         assert!(matches!(peer.inp.read(), Read::Item { .. }));
     }

@@ -8,7 +8,7 @@
 
 use std::cell::RefCell;
 use std::os::fd::RawFd;
-use std::sync::mpsc::{channel, Receiver, TryRecvError};
+use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -82,6 +82,18 @@ pub struct Socket {
     _active: ActivityGuard,
 }
 
+/// Applies queued commands (libzmq's `process_commands`).
+fn drain_commands(core: &mut Core, options: &Options) {
+    while let Ok(cmd) = core.commands.try_recv() {
+        match cmd {
+            SocketCommand::Attach(peer) => core.pattern.attach(*peer, options),
+            SocketCommand::Identify { id, metadata } => {
+                core.pattern.identify(id, metadata, options)
+            }
+        }
+    }
+}
+
 fn put_int(out: &mut [u8], v: i32) -> Result<usize> {
     option::put(out, &v.to_ne_bytes())
 }
@@ -125,15 +137,7 @@ impl Socket {
     }
 
     fn process_commands(&self, core: &mut Core) {
-        loop {
-            match core.commands.try_recv() {
-                Ok(SocketCommand::Attach(peer)) => core.pattern.attach(peer, &self.options),
-                Ok(SocketCommand::Identify { id, metadata }) => {
-                    core.pattern.identify(id, metadata, &self.options)
-                }
-                Err(TryRecvError::Empty) | Err(TryRecvError::Disconnected) => return,
-            }
-        }
+        drain_commands(core, &self.options);
     }
 
     fn link(&self) -> Result<(SocketLink, tokio::runtime::Handle)> {
@@ -214,7 +218,10 @@ impl Socket {
         let parsed = Endpoint::parse(endpoint)?;
         let target = match parsed {
             Endpoint::Inproc(name) => {
-                let ids = self.ctx.pipe_ids.fetch_add(2, std::sync::atomic::Ordering::Relaxed);
+                let ids = self
+                    .ctx
+                    .pipe_ids
+                    .fetch_add(2, std::sync::atomic::Ordering::Relaxed);
                 let peer = self.ctx.inproc.connect(&name, self.inproc_side(), ids)?;
                 let metadata = peer.metadata.clone();
                 let core = self.core.get_mut();
@@ -318,14 +325,7 @@ impl Socket {
                 return Err(Error::Term);
             }
             let core = self.core.get_mut();
-            while let Ok(cmd) = core.commands.try_recv() {
-                match cmd {
-                    SocketCommand::Attach(peer) => core.pattern.attach(peer, &self.options),
-                    SocketCommand::Identify { id, metadata } => {
-                        core.pattern.identify(id, metadata, &self.options)
-                    }
-                }
-            }
+            drain_commands(core, &self.options);
             match core.pattern.send(frame, more, &self.options) {
                 Ok(()) => return Ok(()),
                 Err((Error::Again, back)) => frame = back,
@@ -347,14 +347,7 @@ impl Socket {
                 return Err(Error::Term);
             }
             let core = self.core.get_mut();
-            while let Ok(cmd) = core.commands.try_recv() {
-                match cmd {
-                    SocketCommand::Attach(peer) => core.pattern.attach(peer, &self.options),
-                    SocketCommand::Identify { id, metadata } => {
-                        core.pattern.identify(id, metadata, &self.options)
-                    }
-                }
-            }
+            drain_commands(core, &self.options);
             match core.pattern.recv() {
                 Ok(msg) => {
                     self.rcvmore = msg.more;

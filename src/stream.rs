@@ -84,7 +84,12 @@ impl Write for Stream {
 }
 
 impl Source for Stream {
-    fn register(&mut self, registry: &Registry, token: Token, interests: Interest) -> io::Result<()> {
+    fn register(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        interests: Interest,
+    ) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.register(registry, token, interests),
             Stream::Unix(s) => s.register(registry, token, interests),

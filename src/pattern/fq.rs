@@ -77,10 +77,7 @@ impl FairQueue {
 
     /// Whether a frame is ready.
     pub(crate) fn has_in(&self, peers: &mut [Peer], eligible: impl Fn(&Peer) -> bool) -> bool {
-        self.current.is_some()
-            || peers
-                .iter_mut()
-                .any(|p| eligible(p) && p.inp.has_message())
+        self.current.is_some() || peers.iter_mut().any(|p| eligible(p) && p.inp.has_message())
     }
 }
 
@@ -97,9 +94,15 @@ mod tests {
         let (mut peers, mut far): (Vec<_>, Vec<_>) =
             (0..2).map(|i| pipe_pair(i, sig.clone(), 0, 0)).unzip();
         for f in far.iter_mut() {
-            f.to_socket.try_write(Bytes::from_static(b"1"), true).unwrap();
-            f.to_socket.try_write(Bytes::from_static(b"2"), false).unwrap();
-            f.to_socket.try_write(Bytes::from_static(b"3"), false).unwrap();
+            f.to_socket
+                .try_write(Bytes::from_static(b"1"), true)
+                .unwrap();
+            f.to_socket
+                .try_write(Bytes::from_static(b"2"), false)
+                .unwrap();
+            f.to_socket
+                .try_write(Bytes::from_static(b"3"), false)
+                .unwrap();
             f.to_socket.flush();
         }
         let mut fq = FairQueue::default();

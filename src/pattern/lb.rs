@@ -88,7 +88,9 @@ impl LoadBalancer {
     pub(crate) fn has_out(&self, peers: &[Peer]) -> bool {
         self.current.is_some()
             || self.dropping
-            || peers.iter().any(|p| !p.out.is_closed() && p.out.can_write())
+            || peers
+                .iter()
+                .any(|p| !p.out.is_closed() && p.out.can_write())
     }
 }
 
@@ -119,9 +121,12 @@ mod tests {
     fn round_robin_keeps_multipart_together() {
         let (mut p, mut far) = peers(2, 0);
         let mut lb = LoadBalancer::default();
-        lb.send(&mut p, Bytes::from_static(b"a1"), true, false).unwrap();
-        lb.send(&mut p, Bytes::from_static(b"a2"), false, false).unwrap();
-        lb.send(&mut p, Bytes::from_static(b"b"), false, false).unwrap();
+        lb.send(&mut p, Bytes::from_static(b"a1"), true, false)
+            .unwrap();
+        lb.send(&mut p, Bytes::from_static(b"a2"), false, false)
+            .unwrap();
+        lb.send(&mut p, Bytes::from_static(b"b"), false, false)
+            .unwrap();
         assert_eq!(take(&mut far[0]).len(), 2);
         assert_eq!(take(&mut far[1]), vec![(Bytes::from_static(b"b"), false)]);
     }
@@ -131,14 +136,16 @@ mod tests {
         let (mut p, mut far) = peers(2, 1);
         let mut lb = LoadBalancer::default();
         for _ in 0..2 {
-            lb.send(&mut p, Bytes::from_static(b"x"), false, false).unwrap();
+            lb.send(&mut p, Bytes::from_static(b"x"), false, false)
+                .unwrap();
         }
         let err = lb.send(&mut p, Bytes::from_static(b"y"), false, false);
         assert_eq!(err.unwrap_err().0, Error::Again);
         assert!(!lb.has_out(&p));
         take(&mut far[1]);
         assert!(lb.has_out(&p));
-        lb.send(&mut p, Bytes::from_static(b"y"), false, false).unwrap();
+        lb.send(&mut p, Bytes::from_static(b"y"), false, false)
+            .unwrap();
         assert_eq!(take(&mut far[1]).len(), 1);
     }
 

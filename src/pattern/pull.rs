@@ -36,7 +36,10 @@ impl Pattern for Pull {
     }
 
     fn recv(&mut self) -> Result<Msg> {
-        let r = self.fq.recv(&mut self.peers, |_| true).ok_or(Error::Again)?;
+        let r = self
+            .fq
+            .recv(&mut self.peers, |_| true)
+            .ok_or(Error::Again)?;
         Ok(Msg {
             data: r.frame,
             more: r.more,

@@ -126,10 +126,7 @@ impl Pattern for Router {
         let Some(index) = self.peers.iter().position(|p| p.id == id) else {
             return;
         };
-        let announced = metadata
-            .get("Identity")
-            .filter(|v| !v.is_empty())
-            .cloned();
+        let announced = metadata.get("Identity").filter(|v| !v.is_empty()).cloned();
         let peer = &mut self.peers[index];
         peer.metadata = Some(metadata);
         if peer.assigned_id.is_some() {
@@ -230,10 +227,7 @@ impl Pattern for Router {
     }
 
     fn has_in(&mut self) -> bool {
-        self.pending.is_some()
-            || self
-                .fq
-                .has_in(&mut self.peers, |p| p.routing_id.is_some())
+        self.pending.is_some() || self.fq.has_in(&mut self.peers, |p| p.routing_id.is_some())
     }
 
     fn has_out(&mut self) -> bool {
@@ -268,7 +262,9 @@ mod tests {
         let mut r = Router::new();
         let mut far = attach(&mut r, 1, &o);
         r.identify(1, meta(b"A"), &o);
-        far.to_socket.try_write(Bytes::from_static(b"hi"), false).unwrap();
+        far.to_socket
+            .try_write(Bytes::from_static(b"hi"), false)
+            .unwrap();
         far.to_socket.flush();
         let id = r.recv().unwrap();
         assert_eq!((&id.data[..], id.more), (&b"A"[..], true));
@@ -277,7 +273,9 @@ mod tests {
         assert_eq!(r.recv(), Err(Error::Again));
         r.send(Bytes::from_static(b"A"), true, &o).unwrap();
         r.send(Bytes::from_static(b"back"), false, &o).unwrap();
-        assert!(matches!(far.from_socket.read(), Read::Item { item, more: false } if &item[..] == b"back"));
+        assert!(
+            matches!(far.from_socket.read(), Read::Item { item, more: false } if &item[..] == b"back")
+        );
     }
 
     #[test]
