@@ -391,8 +391,83 @@ int zmq_msg_get(const zmq_msg_t *msg, int property);
 // libzmq 4.3 defines no settable message property: always `EINVAL`.
 int zmq_msg_set(zmq_msg_t *_msg, int _property, int _value);
 
-// A metadata property of a received message ("Socket-Type", "Routing-Id", "Peer-Address",
+// A metadata property of a received message ("Socket-Type", "Routing-Id" / "Identity", user
 const char *zmq_msg_gets(const zmq_msg_t *msg, const char *property);
+
+// Creates a context (no threads start until the first socket binds or connects over tcp/ipc).
+void *zmq_ctx_new(void);
+
+// Shuts the context down, waits until every socket is closed (and has lingered), then frees it.
+int zmq_ctx_term(void *ctx);
+
+// Makes blocking calls on the context's sockets return `ETERM`, now and later; new sockets
+int zmq_ctx_shutdown(void *ctx);
+
+// Sets a context option (`ZMQ_IO_THREADS`, `ZMQ_MAX_SOCKETS`, `ZMQ_IPV6`, `ZMQ_BLOCKY`,
+int zmq_ctx_set(void *ctx, int option, int optval);
+
+// Reads a context option; also `ZMQ_SOCKET_LIMIT` and `ZMQ_MSG_T_SIZE`.
+int zmq_ctx_get(void *ctx, int option);
+
+// Legacy: a context with `io_threads` I/O threads.
+void *zmq_init(int io_threads);
+
+// Legacy name of [`zmq_ctx_term`].
+int zmq_term(void *ctx);
+
+// Legacy name of [`zmq_ctx_term`].
+int zmq_ctx_destroy(void *ctx);
+
+// Would publish `events` on `addr` (an inproc PAIR endpoint) in libzmq's two-frame format.
+int zmq_socket_monitor(void *s, const char *addr, int events);
+
+// Receives one frame into `buf`, copying at most `len` bytes; returns the frame's size
+int zmq_recv(void *s, void *buf, size_t len, int flags);
+
+// Receives one frame into `msg` (which must be initialised; its old content is released);
+int zmq_msg_recv(zmq_msg_t *msg, void *s, int flags);
+
+// Legacy form of [`zmq_msg_recv`] with the socket first.
+int zmq_recvmsg(void *s, zmq_msg_t *msg, int flags);
+
+// Sends a copy of `len` bytes from `buf`; returns `len` (clipped to `INT_MAX`).
+int zmq_send(void *s, const void *buf, size_t len, int flags);
+
+// Sends `len` bytes from `buf` without copying: the buffer must stay valid and unchanged for
+int zmq_send_const(void *s, const void *buf, size_t len, int flags);
+
+// Sends the message (one frame; `ZMQ_SNDMORE` says more follow) and leaves `msg` empty;
+int zmq_msg_send(zmq_msg_t *msg, void *s, int flags);
+
+// Legacy form of [`zmq_msg_send`] with the socket first.
+int zmq_sendmsg(void *s, zmq_msg_t *msg, int flags);
+
+// Creates a socket of libzmq type number `kind` (`EINVAL` for an unknown type, or one this
+void *zmq_socket(void *ctx, int kind);
+
+// Closes a socket; unsent messages linger per ZMQ_LINGER in the background.
+int zmq_close(void *s);
+
+// Binds to `tcp://`, `ipc://` or `inproc://` (`EPROTONOSUPPORT` for another transport,
+int zmq_bind(void *s, const char *endpoint);
+
+// Connects to an endpoint; tcp and ipc connect (and reconnect) in the background.
+int zmq_connect(void *s, const char *endpoint);
+
+// Stops listening on a bound endpoint (`ENOENT` if it is not bound).
+int zmq_unbind(void *s, const char *endpoint);
+
+// Drops a connected endpoint (`ENOENT` if it is not connected).
+int zmq_disconnect(void *s, const char *endpoint);
+
+// Sets a socket option: `optval` holds `optvallen` bytes (a C `int` for integer options).
+int zmq_setsockopt(void *s, int option, const void *optval, size_t optvallen);
+
+// Reads a socket option into `optval`; `*optvallen` is the buffer's size on entry and the
+int zmq_getsockopt(void *s, int option, void *optval, size_t *optvallen);
+
+// Waits until one of `nitems` items is ready or `timeout` ms pass (-1: forever, 0: check once);
+int zmq_poll(struct zmq_pollitem_t *items, int nitems, long timeout);
 
 // Encodes `size` bytes (a multiple of 4) of `data` into `dest` as `size * 5 / 4` characters
 char *zmq_z85_encode(char *dest, const uint8_t *data, size_t size);

@@ -31,6 +31,14 @@ pub const ENOMEM: c_int = libc::ENOMEM;
 pub const ENOTSUP: c_int = libc::ENOTSUP;
 /// cbindgen:ignore
 pub const EHOSTUNREACH: c_int = libc::EHOSTUNREACH;
+/// cbindgen:ignore
+pub const EMFILE: c_int = libc::EMFILE;
+/// cbindgen:ignore
+pub const ENOTSOCK: c_int = libc::ENOTSOCK;
+/// cbindgen:ignore
+pub const EPROTONOSUPPORT: c_int = libc::EPROTONOSUPPORT;
+/// cbindgen:ignore
+pub const EINTR: c_int = libc::EINTR;
 /// What a caught panic reports: the library, not the caller, is at fault.
 /// cbindgen:ignore
 pub const ENOTRECOVERABLE: c_int = libc::ENOTRECOVERABLE;

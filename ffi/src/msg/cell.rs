@@ -9,10 +9,15 @@
 //! `zmq_msg_t`) is copied by value, a long one is shared and both copies report `ZMQ_SHARED`, a
 //! constant one (`zmq_msg_init_data` without a free function) is always shared.
 
+use std::cell::OnceCell;
+use std::sync::Arc;
+
 use bytes::Bytes;
+use ferromq::Metadata;
 
 use crate::boundary::Errno;
 use crate::errno::{EFAULT, ENOMEM};
+use crate::msg::props::Props;
 
 const LIVE: usize = 0x7a6d_7367_6f6b_2121_u64 as usize;
 const DEAD: usize = 0;
@@ -33,12 +38,16 @@ pub enum Kind {
     Constant,
 }
 
-/// A live message: the tag, the body and its flags.
+/// A live message: the tag, the body, its flags, and for a received message the peer's
+/// metadata (shared by every message of the connection) with the C strings `zmq_msg_gets`
+/// hands out, built on the first lookup and owned by the message, as libzmq's are.
 #[derive(Debug)]
 #[repr(C)]
 pub struct MsgCell {
     tag: usize,
     pub body: Bytes,
+    pub metadata: Option<Arc<Metadata>>,
+    pub props: OnceCell<Box<Props>>,
     pub kind: Kind,
     pub more: bool,
     pub shared: bool,
@@ -49,6 +58,8 @@ impl MsgCell {
         Self {
             tag: LIVE,
             body,
+            metadata: None,
+            props: OnceCell::new(),
             kind,
             more: false,
             shared: false,
@@ -87,10 +98,26 @@ impl MsgCell {
         Self {
             tag: LIVE,
             body,
+            metadata: self.metadata.clone(),
+            props: OnceCell::new(),
             kind: self.kind,
             more: self.more,
             shared: self.shared,
         }
+    }
+
+    /// A received frame: its body is the runtime's `Bytes`, shared on copy like libzmq's
+    /// long messages unless it is very small.
+    pub fn received(msg: ferromq::Msg) -> Self {
+        let kind = if msg.data.len() <= MAX_VSM_SIZE {
+            Kind::Small
+        } else {
+            Kind::Long
+        };
+        let mut cell = Self::new(msg.data, kind);
+        cell.more = msg.more;
+        cell.metadata = msg.metadata;
+        cell
     }
 
     /// `ZMQ_SHARED`.

@@ -4,10 +4,11 @@
 //! moves between C and the runtime without copying, and a zero-copy `zmq_msg_init_data` buffer
 //! is released by whichever side drops the last reference.
 
-mod cell;
-mod foreign;
+pub(crate) mod cell;
+pub(crate) mod foreign;
+pub(crate) mod props;
 
-use core::ffi::{c_char, c_int, c_void};
+use core::ffi::{c_char, c_int, c_void, CStr};
 
 use bytes::Bytes;
 
@@ -182,8 +183,9 @@ pub extern "C" fn zmq_msg_set(_msg: *mut zmq_msg_t, _property: c_int, _value: c_
     guard(|| Err(Errno(EINVAL)))
 }
 
-/// A metadata property of a received message ("Socket-Type", "Routing-Id", "Peer-Address",
-/// ...). Messages carry no metadata until sockets attach it, so every lookup is `EINVAL`.
+/// A metadata property of a received message ("Socket-Type", "Routing-Id" / "Identity", user
+/// properties the peer announced); NULL with `EINVAL` for a property the message does not
+/// have. The string belongs to the message and lives until it is closed.
 ///
 /// # Safety
 /// `msg` is NULL or points to a `zmq_msg_t`; `property` is NULL or NUL-terminated.
@@ -193,10 +195,19 @@ pub unsafe extern "C" fn zmq_msg_gets(
     property: *const c_char,
 ) -> *const c_char {
     guard(|| {
-        non_null_const(property)?;
+        let property = non_null_const(property)?;
         // SAFETY: forwarded caller contract.
-        unsafe { cell::get(msg) }?;
-        Err(Errno(EINVAL))
+        let cell = unsafe { cell::get(msg) }?;
+        // SAFETY: non-NULL and NUL-terminated per the contract.
+        let name = unsafe { CStr::from_ptr(property.as_ptr()) }
+            .to_str()
+            .map_err(|_| Errno(EINVAL))?;
+        let metadata = cell.metadata.as_ref().ok_or(Errno(EINVAL))?;
+        let table = cell
+            .props
+            .get_or_init(|| Box::new(props::Props::new(metadata)));
+        let value = table.get(name).ok_or(Errno(EINVAL))?;
+        Ok(value.as_ptr().cast())
     })
 }
 

@@ -1,0 +1,229 @@
+//! `zmq_socket`, `zmq_close` and the endpoint calls: the socket handle C callers hold as
+//! `void *`.
+//!
+//! A handle is a box with libzmq's socket tag (`0xbaddecaf`) in its first word. Calls that
+//! end or configure a socket (`zmq_close`, `zmq_bind`, `zmq_setsockopt`, ...) first look the
+//! address up in the registry of live sockets, so NULL, foreign and closed pointers are
+//! `ENOTSOCK` without being read and a double close is harmless. The per-message calls
+//! (`zmq_send`, `zmq_recv`, `zmq_poll`) check the tag only, as libzmq does: a NULL or
+//! misaligned pointer or a wrong tag is `ENOTSOCK`.
+
+use core::ffi::{c_char, c_int, c_void, CStr};
+use std::sync::Arc;
+
+use ferromq::{Socket, SocketType};
+
+use crate::boundary::{guard, Errno};
+use crate::ctx::{context, CtxShared};
+use crate::errno::{EINVAL, ENOTSOCK};
+use crate::registry::Registry;
+
+/// libzmq's socket tag.
+const SOCKET_TAG: u32 = 0xbadd_ecaf;
+const DEAD_TAG: u32 = 0xdead_50c7;
+
+static SOCKETS: Registry = Registry::new();
+
+/// The object behind a socket `void *`.
+#[derive(Debug)]
+#[repr(C)]
+pub struct SocketHandle {
+    tag: u32,
+    /// ZMQ_SNDTIMEO as last set, so `zmq_msg_send` knows whether a send can time out.
+    pub sndtimeo: c_int,
+    pub socket: Socket,
+    ctx: Arc<CtxShared>,
+}
+
+impl Drop for SocketHandle {
+    fn drop(&mut self) {
+        self.tag = DEAD_TAG;
+        self.ctx.socket_closed();
+    }
+}
+
+/// The socket behind `s`, by its tag (the per-message path).
+///
+/// # Safety
+/// `s` is NULL, misaligned, or points to at least a readable `u32`; when it is a live socket
+/// handle, no other reference to it is used during `'a` (one thread per socket, as libzmq).
+pub unsafe fn socket<'a>(s: *mut c_void) -> Result<&'a mut SocketHandle, Errno> {
+    let ptr = s.cast::<SocketHandle>();
+    if ptr.is_null() || !ptr.is_aligned() {
+        return Err(Errno(ENOTSOCK));
+    }
+    // SAFETY: non-NULL and aligned; readable per the contract. `tag` is the first field of a
+    // repr(C) struct and any bit pattern is a valid u32.
+    if unsafe { ptr.cast::<u32>().read() } != SOCKET_TAG {
+        return Err(Errno(ENOTSOCK));
+    }
+    // SAFETY: the tag says this is a live handle from zmq_socket; exclusive per the contract.
+    Ok(unsafe { &mut *ptr })
+}
+
+/// The socket behind `s`, checked against the registry before it is read.
+///
+/// # Safety
+/// When `s` is a live socket handle, no other reference to it is used during `'a`.
+pub unsafe fn registered_socket<'a>(s: *mut c_void) -> Result<&'a mut SocketHandle, Errno> {
+    if !SOCKETS.contains(s.cast::<SocketHandle>()) {
+        return Err(Errno(ENOTSOCK));
+    }
+    // SAFETY: registered handles are live boxes; the rest is the caller's contract.
+    unsafe { socket(s) }
+}
+
+/// A C string argument as UTF-8 (`EINVAL` for NULL or invalid text, where libzmq would crash
+/// or fail to parse).
+///
+/// # Safety
+/// `text` is NULL or NUL-terminated and readable.
+pub unsafe fn c_str<'a>(text: *const c_char) -> Result<&'a str, Errno> {
+    if text.is_null() {
+        return Err(Errno(EINVAL));
+    }
+    // SAFETY: non-NULL and NUL-terminated per the contract.
+    unsafe { CStr::from_ptr(text) }
+        .to_str()
+        .map_err(|_| Errno(EINVAL))
+}
+
+/// A socket's error as the errno libzmq sets.
+pub fn errno_of(e: ferromq::Error) -> Errno {
+    Errno(e.errno())
+}
+
+/// Creates a socket of libzmq type number `kind` (`EINVAL` for an unknown type, or one this
+/// build does not implement; `EFAULT` for a bad context; `ETERM` after shutdown; `EMFILE`
+/// past `ZMQ_MAX_SOCKETS`).
+///
+/// # Safety
+/// `ctx` is anything; it is read only if it is a live context from this library.
+#[no_mangle]
+pub unsafe extern "C" fn zmq_socket(ctx: *mut c_void, kind: c_int) -> *mut c_void {
+    guard(|| {
+        // SAFETY: `context` checks the registry before reading.
+        let shared = Arc::clone(unsafe { context(ctx) }?.shared());
+        let kind = SocketType::from_raw(kind).ok_or(Errno(EINVAL))?;
+        let socket = shared.open_socket(kind)?;
+        let handle = Box::into_raw(Box::new(SocketHandle {
+            tag: SOCKET_TAG,
+            sndtimeo: -1,
+            socket,
+            ctx: shared,
+        }));
+        SOCKETS.insert(handle);
+        Ok(handle.cast())
+    })
+}
+
+/// Closes a socket; unsent messages linger per ZMQ_LINGER in the background.
+///
+/// # Safety
+/// `s` is anything; it is freed only if it is a live socket from this library.
+#[no_mangle]
+pub unsafe extern "C" fn zmq_close(s: *mut c_void) -> c_int {
+    guard(|| {
+        let ptr = s.cast::<SocketHandle>();
+        if !SOCKETS.remove(ptr) {
+            return Err(Errno(ENOTSOCK));
+        }
+        // SAFETY: the pointer came from Box::into_raw in zmq_socket and was live until the
+        // removal above, which succeeds once.
+        drop(unsafe { Box::from_raw(ptr) });
+        Ok(0)
+    })
+}
+
+fn endpoint_call(
+    s: *mut c_void,
+    endpoint: *const c_char,
+    call: impl FnOnce(&mut Socket, &str) -> ferromq::Result<()>,
+) -> c_int {
+    guard(|| {
+        // SAFETY: registry-checked; one thread per socket per the C contract.
+        let handle = unsafe { registered_socket(s) }?;
+        // SAFETY: the caller passes a NUL-terminated string or NULL.
+        let endpoint = unsafe { c_str(endpoint) }?;
+        call(&mut handle.socket, endpoint).map_err(errno_of)?;
+        Ok(0)
+    })
+}
+
+/// Binds to `tcp://`, `ipc://` or `inproc://` (`EPROTONOSUPPORT` for another transport,
+/// `EADDRINUSE`, `EINVAL` for a malformed endpoint).
+///
+/// # Safety
+/// `s` is anything (checked); `endpoint` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn zmq_bind(s: *mut c_void, endpoint: *const c_char) -> c_int {
+    endpoint_call(s, endpoint, Socket::bind)
+}
+
+/// Connects to an endpoint; tcp and ipc connect (and reconnect) in the background.
+///
+/// # Safety
+/// As for [`zmq_bind`].
+#[no_mangle]
+pub unsafe extern "C" fn zmq_connect(s: *mut c_void, endpoint: *const c_char) -> c_int {
+    endpoint_call(s, endpoint, Socket::connect)
+}
+
+/// Stops listening on a bound endpoint (`ENOENT` if it is not bound).
+///
+/// # Safety
+/// As for [`zmq_bind`].
+#[no_mangle]
+pub unsafe extern "C" fn zmq_unbind(s: *mut c_void, endpoint: *const c_char) -> c_int {
+    endpoint_call(s, endpoint, Socket::unbind)
+}
+
+/// Drops a connected endpoint (`ENOENT` if it is not connected).
+///
+/// # Safety
+/// As for [`zmq_bind`].
+#[no_mangle]
+pub unsafe extern "C" fn zmq_disconnect(s: *mut c_void, endpoint: *const c_char) -> c_int {
+    endpoint_call(s, endpoint, Socket::disconnect)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ctx::{zmq_ctx_new, zmq_ctx_term};
+    use crate::errno::{errno, EFAULT};
+
+    #[test]
+    fn create_close_and_bad_handles() {
+        let ctx = zmq_ctx_new();
+        // SAFETY: ctx and s are live until closed; bad pointers are only checked.
+        unsafe {
+            assert!(zmq_socket(core::ptr::null_mut(), 0).is_null());
+            assert_eq!(errno(), EFAULT);
+            assert!(zmq_socket(ctx, 99).is_null());
+            assert_eq!(errno(), EINVAL);
+            let s = zmq_socket(ctx, 0);
+            assert!(!s.is_null());
+            assert_eq!(zmq_bind(s, c"inproc://unit-socket".as_ptr()), 0);
+            assert_eq!(zmq_bind(s, core::ptr::null()), -1);
+            assert_eq!(errno(), EINVAL);
+            assert_eq!(zmq_bind(s, c"bogus://x".as_ptr()), -1);
+            assert_eq!(errno(), libc::EPROTONOSUPPORT);
+            assert_eq!(zmq_unbind(s, c"inproc://other".as_ptr()), -1);
+            assert_eq!(errno(), libc::ENOENT);
+            assert_eq!(zmq_close(s), 0);
+            assert_eq!(zmq_close(s), -1, "double close");
+            assert_eq!(errno(), ENOTSOCK);
+            assert_eq!(zmq_close(core::ptr::null_mut()), -1);
+            assert_eq!(errno(), ENOTSOCK);
+            let mut foreign = [0u64; 8];
+            assert_eq!(
+                zmq_connect(foreign.as_mut_ptr().cast(), c"inproc://x".as_ptr()),
+                -1
+            );
+            assert_eq!(errno(), ENOTSOCK);
+            assert!(socket(foreign.as_mut_ptr().cast()).is_err());
+            assert_eq!(zmq_ctx_term(ctx), 0);
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! `zmq_setsockopt` / `zmq_getsockopt`: the runtime's raw option API, with libzmq's rules on
+//! the caller's buffer sizes.
+//!
+//! libzmq reads most integer options only into a buffer of exactly `sizeof (int)` (its
+//! `options_t::getsockopt` compares for equality), the socket's own ones (`ZMQ_RCVMORE`,
+//! `ZMQ_FD`, `ZMQ_EVENTS`) into one at least that large, the 64-bit ones (`ZMQ_AFFINITY`,
+//! `ZMQ_MAXMSGSIZE`) into exactly 8 bytes, and strings and blobs into one large enough for
+//! the value (`ZMQ_LAST_ENDPOINT` with its NUL). Anything else is `EINVAL`; on success
+//! `*optvallen` becomes the size written.
+
+use core::ffi::{c_int, c_void};
+
+use ferromq::option::{
+    ZMQ_AFFINITY, ZMQ_EVENTS, ZMQ_FD, ZMQ_LAST_ENDPOINT, ZMQ_MAXMSGSIZE, ZMQ_RCVMORE,
+    ZMQ_ROUTING_ID, ZMQ_SNDTIMEO,
+};
+
+use crate::boundary::{guard, non_null, Errno};
+use crate::errno::{EFAULT, EINVAL};
+use crate::socket::{errno_of, registered_socket};
+
+/// How large the caller's buffer must be for an option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Size {
+    /// Exactly this many bytes.
+    Exactly(usize),
+    /// At least this many bytes.
+    AtLeast(usize),
+    /// A string or blob: the runtime checks it fits.
+    Value,
+}
+
+fn size_rule(option: c_int) -> Size {
+    const INT: usize = core::mem::size_of::<c_int>();
+    match option {
+        ZMQ_RCVMORE | ZMQ_FD | ZMQ_EVENTS => Size::AtLeast(INT),
+        ZMQ_AFFINITY | ZMQ_MAXMSGSIZE => Size::Exactly(8),
+        ZMQ_ROUTING_ID | ZMQ_LAST_ENDPOINT => Size::Value,
+        _ => Size::Exactly(INT),
+    }
+}
+
+/// Sets a socket option: `optval` holds `optvallen` bytes (a C `int` for integer options).
+///
+/// # Safety
+/// `s` is anything (checked); `optval` is NULL or readable for `optvallen` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zmq_setsockopt(
+    s: *mut c_void,
+    option: c_int,
+    optval: *const c_void,
+    optvallen: usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: registry-checked; one thread per socket per the C contract.
+        let handle = unsafe { registered_socket(s) }?;
+        let value: &[u8] = if optvallen == 0 {
+            &[]
+        } else if optval.is_null() {
+            return Err(Errno(EFAULT));
+        } else {
+            // SAFETY: non-NULL and readable for `optvallen` bytes per the contract.
+            unsafe { core::slice::from_raw_parts(optval.cast(), optvallen) }
+        };
+        handle
+            .socket
+            .set_option_raw(option, value)
+            .map_err(errno_of)?;
+        if option == ZMQ_SNDTIMEO {
+            if let Ok(bytes) = <[u8; 4]>::try_from(value) {
+                handle.sndtimeo = c_int::from_ne_bytes(bytes);
+            }
+        }
+        Ok(0)
+    })
+}
+
+/// Reads a socket option into `optval`; `*optvallen` is the buffer's size on entry and the
+/// value's size on return.
+///
+/// # Safety
+/// `s` is anything (checked); `optvallen` is NULL or points to a `size_t`; `optval` is NULL or
+/// writable for `*optvallen` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zmq_getsockopt(
+    s: *mut c_void,
+    option: c_int,
+    optval: *mut c_void,
+    optvallen: *mut usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: registry-checked; one thread per socket per the C contract.
+        let handle = unsafe { registered_socket(s) }?;
+        let mut len_ptr = non_null(optvallen)?;
+        // SAFETY: non-NULL, points to a size_t per the contract.
+        let len = unsafe { len_ptr.as_mut() };
+        let fits = match size_rule(option) {
+            Size::Exactly(n) => *len == n,
+            Size::AtLeast(n) => *len >= n,
+            Size::Value => true,
+        };
+        if !fits {
+            return Err(Errno(EINVAL));
+        }
+        let out: &mut [u8] = if *len == 0 {
+            &mut []
+        } else {
+            let ptr = non_null(optval)?;
+            // SAFETY: non-NULL and writable for `*len` bytes per the contract.
+            unsafe { core::slice::from_raw_parts_mut(ptr.as_ptr().cast(), *len) }
+        };
+        let written = handle
+            .socket
+            .get_option_raw(option, out)
+            .map_err(errno_of)?;
+        *len = written;
+        Ok(0)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::consts::{ZMQ_DEALER, ZMQ_LINGER, ZMQ_SNDHWM, ZMQ_TYPE};
+    use crate::ctx::{zmq_ctx_new, zmq_ctx_term};
+    use crate::errno::errno;
+    use crate::socket::{zmq_close, zmq_socket};
+
+    #[test]
+    fn sizes_are_checked_as_libzmq_does() {
+        let ctx = zmq_ctx_new();
+        // SAFETY: ctx and s are live; buffers are local and sized as passed.
+        unsafe {
+            let s = zmq_socket(ctx, ZMQ_DEALER);
+            let hwm: c_int = 10;
+            let p = (&hwm as *const c_int).cast();
+            assert_eq!(zmq_setsockopt(s, ZMQ_SNDHWM, p, 4), 0);
+            assert_eq!(zmq_setsockopt(s, ZMQ_SNDHWM, p, 2), -1);
+            assert_eq!(errno(), EINVAL);
+            assert_eq!(zmq_setsockopt(s, ZMQ_SNDHWM, core::ptr::null(), 4), -1);
+            assert_eq!(errno(), EFAULT);
+
+            let mut out = [0u8; 16];
+            let mut len = 4usize;
+            assert_eq!(
+                zmq_getsockopt(s, ZMQ_SNDHWM, out.as_mut_ptr().cast(), &mut len),
+                0
+            );
+            assert_eq!(c_int::from_ne_bytes(out[..4].try_into().unwrap()), 10);
+            let mut len = 8usize;
+            assert_eq!(
+                zmq_getsockopt(s, ZMQ_TYPE, out.as_mut_ptr().cast(), &mut len),
+                -1,
+                "options_t ints need exactly sizeof(int)"
+            );
+            assert_eq!(errno(), EINVAL);
+            let mut len = 8usize;
+            assert_eq!(
+                zmq_getsockopt(s, ZMQ_EVENTS, out.as_mut_ptr().cast(), &mut len),
+                0,
+                "ZMQ_EVENTS accepts a larger buffer"
+            );
+            assert_eq!(len, 4);
+            let mut len = 4usize;
+            assert_eq!(
+                zmq_getsockopt(
+                    s,
+                    ZMQ_LINGER,
+                    out.as_mut_ptr().cast(),
+                    core::ptr::null_mut()
+                ),
+                -1
+            );
+            assert_eq!(errno(), EFAULT);
+            assert_eq!(
+                zmq_getsockopt(s, ZMQ_MAXMSGSIZE, out.as_mut_ptr().cast(), &mut len),
+                -1
+            );
+            let mut len = 16usize;
+            assert_eq!(
+                zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, out.as_mut_ptr().cast(), &mut len),
+                0
+            );
+            assert_eq!(len, 1, "empty endpoint with its NUL");
+            assert_eq!(zmq_close(s), 0);
+            assert_eq!(zmq_ctx_term(ctx), 0);
+        }
+    }
+}
