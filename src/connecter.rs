@@ -98,7 +98,7 @@ pub(crate) async fn connect_loop(
             id,
             metadata: Arc::new(peer.metadata),
         });
-        let Some(exit) = run_engine(&link, stream, pipes, &ctl, leftover).await else {
+        let Some(exit) = run_engine(&link, stream, pipes, &ctl, leftover, peer.minor).await else {
             return;
         };
         match exit.end {

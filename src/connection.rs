@@ -153,11 +153,12 @@ pub(crate) async fn run_engine(
     pipes: SessionPipes,
     ctl: &Arc<SessionCtl>,
     leftover: BytesMut,
+    peer_minor: u8,
 ) -> Option<EngineExit> {
     let stream = stream.into_mio().ok()?;
     ctl.set_engine_wake(Arc::clone(&pipes.wake));
     let (tx, rx) = tokio::sync::oneshot::channel();
-    let engine = Engine::new(
+    let mut engine = Engine::new(
         stream,
         pipes,
         Arc::clone(ctl),
@@ -165,6 +166,7 @@ pub(crate) async fn run_engine(
         link.options.max_msg_size(),
         tx,
     );
+    engine.set_subscription_commands(link.kind == SocketType::Sub && peer_minor >= 1);
     link.io.pick().adopt(engine);
     rx.await.ok()
 }

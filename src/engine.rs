@@ -77,6 +77,11 @@ pub(crate) struct Engine {
     out_closed: bool,
     linger_deadline: Option<Instant>,
     end: Option<EngineEnd>,
+    /// A SUB socket talking to a ZMTP 3.1 peer: its 0x01/0x00 + topic messages go out as
+    /// SUBSCRIBE/CANCEL commands (libzmq v3_1_encoder.cpp); to a 3.0 peer they stay messages.
+    subscription_commands: bool,
+    /// The last frame taken from the outbound pipe had MORE set.
+    out_more: bool,
 }
 
 impl Engine {
@@ -103,7 +108,15 @@ impl Engine {
             out_closed: false,
             linger_deadline: None,
             end: None,
+            subscription_commands: false,
+            out_more: false,
         }
+    }
+
+    /// Sends subscriptions as ZMTP 3.1 commands: for a SUB socket whose peer announced
+    /// minor version 1 or later.
+    pub(crate) fn set_subscription_commands(&mut self, on: bool) {
+        self.subscription_commands = on;
     }
 
     pub(crate) fn pipes(&self) -> Option<&SessionPipes> {
@@ -153,12 +166,16 @@ impl Engine {
             loop {
                 match self.decoder.decode(&mut self.rbuf) {
                     Ok(Decoded::Frame(frame)) => {
-                        if frame.command {
-                            handle_command(frame.body, &mut self.encoder)?;
-                            continue;
-                        }
-                        if let Err(body) = pipes.to_socket.try_write(frame.body, frame.more) {
-                            self.stalled = Some((body, frame.more));
+                        let (body, more) = if frame.command {
+                            match handle_command(frame.body, &mut self.encoder)? {
+                                Some(subscription) => (subscription, false),
+                                None => continue,
+                            }
+                        } else {
+                            (frame.body, frame.more)
+                        };
+                        if let Err(body) = pipes.to_socket.try_write(body, more) {
+                            self.stalled = Some((body, more));
                             pipes.to_socket.flush();
                             return Ok(());
                         }
@@ -207,7 +224,21 @@ impl Engine {
         loop {
             while !self.out_closed && self.encoder.len() < WRITE_BATCH {
                 match pipes.from_socket.read() {
-                    PipeRead::Item { item, more } => self.encoder.push_frame(&item, more),
+                    PipeRead::Item { item, more } => {
+                        let whole = !more && !self.out_more;
+                        self.out_more = more;
+                        match item.first() {
+                            Some(&marker) if whole && marker <= 1 && self.subscription_commands => {
+                                let topic = item.slice(1..);
+                                self.encoder.push_command(&if marker == 1 {
+                                    Command::Subscribe(topic)
+                                } else {
+                                    Command::Cancel(topic)
+                                });
+                            }
+                            _ => self.encoder.push_frame(&item, more),
+                        }
+                    }
                     PipeRead::Empty => break,
                     PipeRead::Closed => {
                         self.out_closed = true;
@@ -269,15 +300,25 @@ impl Engine {
     }
 }
 
-/// Answers a PING; other commands (SUBSCRIBE for patterns not built here, PONG) are ignored.
-fn handle_command(body: Bytes, encoder: &mut Encoder) -> Result<(), Error> {
+/// Answers a PING; turns SUBSCRIBE/CANCEL into the 0x01/0x00 + topic message a PUB/XPUB
+/// reads (what a ZMTP 3.0 peer sends; libzmq's xpub.cpp accepts both forms the same way);
+/// ignores the rest (PONG).
+fn handle_command(body: Bytes, encoder: &mut Encoder) -> Result<Option<Bytes>, Error> {
+    let marked = |marker: u8, topic: Bytes| {
+        let mut b = BytesMut::with_capacity(topic.len() + 1);
+        b.extend_from_slice(&[marker]);
+        b.extend_from_slice(&topic);
+        Some(b.freeze())
+    };
     match Command::decode(body) {
         Ok(Command::Ping { context, .. }) => {
             encoder.push_command(&Command::Pong { context });
-            Ok(())
+            Ok(None)
         }
+        Ok(Command::Subscribe(topic)) => Ok(marked(1, topic)),
+        Ok(Command::Cancel(topic)) => Ok(marked(0, topic)),
         Ok(Command::Error(_)) => Err(Error::ConnReset),
-        Ok(_) => Ok(()),
+        Ok(_) => Ok(None),
         Err(_) => Err(Error::ConnReset),
     }
 }

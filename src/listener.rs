@@ -176,5 +176,5 @@ async fn serve(
         metadata: Arc::new(peer.metadata),
     });
     // The pipes come back when the connection ends; dropping them tells the socket.
-    let _ = run_engine(&link, stream, far, &ctl, leftover).await;
+    let _ = run_engine(&link, stream, far, &ctl, leftover, peer.minor).await;
 }

@@ -73,6 +73,24 @@ pub const ZMQ_ROUTER_HANDOVER: i32 = 56;
 pub const ZMQ_CONNECT_ROUTING_ID: i32 = 61;
 /// `ZMQ_HANDSHAKE_IVL`
 pub const ZMQ_HANDSHAKE_IVL: i32 = 66;
+/// `ZMQ_XPUB_VERBOSE`: XPUB passes every subscription up, not only new ones
+pub const ZMQ_XPUB_VERBOSE: i32 = 40;
+/// `ZMQ_REQ_CORRELATE`: REQ prefixes requests with a request-id frame
+pub const ZMQ_REQ_CORRELATE: i32 = 52;
+/// `ZMQ_REQ_RELAXED`: REQ may send a new request before the reply
+pub const ZMQ_REQ_RELAXED: i32 = 53;
+/// `ZMQ_CONFLATE`: keep only the last message
+pub const ZMQ_CONFLATE: i32 = 54;
+/// `ZMQ_XPUB_NODROP`: XPUB/PUB block (EAGAIN) instead of dropping at SNDHWM
+pub const ZMQ_XPUB_NODROP: i32 = 69;
+/// `ZMQ_XPUB_MANUAL`: the application decides subscriptions with ZMQ_SUBSCRIBE
+pub const ZMQ_XPUB_MANUAL: i32 = 71;
+/// `ZMQ_XPUB_WELCOME_MSG`: sent to every new subscriber
+pub const ZMQ_XPUB_WELCOME_MSG: i32 = 72;
+/// `ZMQ_INVERT_MATCHING`: deliver what does *not* match the subscriptions
+pub const ZMQ_INVERT_MATCHING: i32 = 74;
+/// `ZMQ_XPUB_VERBOSER`: XPUB passes every subscription and unsubscription up
+pub const ZMQ_XPUB_VERBOSER: i32 = 78;
 
 /// The values of a socket's options, with libzmq's defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -123,6 +141,8 @@ pub struct Options {
     pub router_handover: bool,
     /// I/O thread affinity bit mask (accepted, stored).
     pub affinity: u64,
+    /// ZMQ_CONFLATE: a receive returns only the newest message waiting.
+    pub conflate: bool,
 }
 
 impl Default for Options {
@@ -151,6 +171,7 @@ impl Default for Options {
             router_mandatory: false,
             router_handover: false,
             affinity: 0,
+            conflate: false,
         }
     }
 }
@@ -230,6 +251,7 @@ impl Options {
                 let bytes: [u8; 8] = value.try_into().map_err(|_| Error::Invalid)?;
                 self.affinity = u64::from_ne_bytes(bytes);
             }
+            ZMQ_CONFLATE => self.conflate = int_value(value)? != 0,
             _ => return Err(Error::Invalid),
         }
         Ok(())
@@ -259,9 +281,12 @@ impl Options {
             ZMQ_IPV6 => Some(put(out, &(i32::from(self.ipv6)).to_ne_bytes())),
             ZMQ_IPV4ONLY => Some(put(out, &(i32::from(!self.ipv6)).to_ne_bytes())),
             ZMQ_BACKLOG => Some(put(out, &(self.backlog).to_ne_bytes())),
-            ZMQ_ROUTER_MANDATORY => Some(put(out, &(i32::from(self.router_mandatory)).to_ne_bytes())),
+            ZMQ_ROUTER_MANDATORY => {
+                Some(put(out, &(i32::from(self.router_mandatory)).to_ne_bytes()))
+            }
             ZMQ_ROUTER_HANDOVER => Some(put(out, &(i32::from(self.router_handover)).to_ne_bytes())),
             ZMQ_AFFINITY => Some(put(out, &self.affinity.to_ne_bytes())),
+            ZMQ_CONFLATE => Some(put(out, &(i32::from(self.conflate)).to_ne_bytes())),
             _ => None,
         }
     }
@@ -296,7 +321,10 @@ mod tests {
         assert_eq!(i32::from_ne_bytes(out[..4].try_into().unwrap()), 1000);
         o.set(ZMQ_SNDHWM, &5i32.to_ne_bytes()).unwrap();
         assert_eq!(o.sndhwm, 5);
-        assert_eq!(o.set(ZMQ_SNDHWM, &(-1i32).to_ne_bytes()), Err(Error::Invalid));
+        assert_eq!(
+            o.set(ZMQ_SNDHWM, &(-1i32).to_ne_bytes()),
+            Err(Error::Invalid)
+        );
         assert_eq!(o.set(ZMQ_SNDHWM, &[1, 2]), Err(Error::Invalid));
         assert_eq!(o.set(9999, &1i32.to_ne_bytes()), Err(Error::Invalid));
         assert_eq!(o.get(9999, &mut out), None);
@@ -310,7 +338,10 @@ mod tests {
         assert_eq!(o.get(ZMQ_ROUTING_ID, &mut out), Some(Ok(3)));
         assert_eq!(o.set(ZMQ_ROUTING_ID, b""), Err(Error::Invalid));
         assert_eq!(o.set(ZMQ_ROUTING_ID, &[0, 1]), Err(Error::Invalid));
-        assert_eq!(o.get(ZMQ_ROUTING_ID, &mut out[..2]), Some(Err(Error::Invalid)));
+        assert_eq!(
+            o.get(ZMQ_ROUTING_ID, &mut out[..2]),
+            Some(Err(Error::Invalid))
+        );
     }
 
     #[test]
@@ -318,7 +349,10 @@ mod tests {
         let mut o = Options::default();
         o.set(ZMQ_IMMEDIATE, &1i32.to_ne_bytes()).unwrap();
         assert!(o.immediate);
-        assert_eq!(o.set(ZMQ_IMMEDIATE, &2i32.to_ne_bytes()), Err(Error::Invalid));
+        assert_eq!(
+            o.set(ZMQ_IMMEDIATE, &2i32.to_ne_bytes()),
+            Err(Error::Invalid)
+        );
         o.set(ZMQ_MAXMSGSIZE, &100i64.to_ne_bytes()).unwrap();
         assert_eq!(o.max_msg_size(), Some(100));
     }

@@ -349,7 +349,14 @@ impl Socket {
             let core = self.core.get_mut();
             drain_commands(core, &self.options);
             match core.pattern.recv() {
-                Ok(msg) => {
+                Ok(mut msg) => {
+                    // ZMQ_CONFLATE: only the newest complete message waiting counts.
+                    while self.options.conflate && !msg.more && core.pattern.has_in() {
+                        match core.pattern.recv() {
+                            Ok(newer) => msg = newer,
+                            Err(_) => break,
+                        }
+                    }
                     self.rcvmore = msg.more;
                     return Ok(msg);
                 }
@@ -459,8 +466,13 @@ impl Socket {
             {
                 Err(Error::Invalid)
             }
-            option::ZMQ_SUBSCRIBE | option::ZMQ_UNSUBSCRIBE => Err(Error::Invalid),
-            _ => self.options.set(option, value),
+            _ => match self.core.get_mut().pattern.set_option(option, value) {
+                Some(r) => r,
+                None if matches!(option, option::ZMQ_SUBSCRIBE | option::ZMQ_UNSUBSCRIBE) => {
+                    Err(Error::Invalid)
+                }
+                None => self.options.set(option, value),
+            },
         }
     }
 
@@ -481,7 +493,10 @@ impl Socket {
                 option::put(out, &s)
             }
             option::ZMQ_MECHANISM => put_int(out, 0),
-            _ => self.options.get(option, out).unwrap_or(Err(Error::Invalid)),
+            _ => {
+                let own = self.core.try_borrow().ok().and_then(|c| c.pattern.get_option(option, out));
+                own.or_else(|| self.options.get(option, out)).unwrap_or(Err(Error::Invalid))
+            }
         }
     }
 
@@ -549,9 +564,53 @@ impl Socket {
     pub fn set_maxmsgsize(&mut self, v: i64) -> Result<()> {
         self.set_option_raw(option::ZMQ_MAXMSGSIZE, &v.to_ne_bytes())
     }
-    /// ZMQ_SUBSCRIBE: only SUB/XSUB sockets subscribe; none is built yet, so `EINVAL`.
+    /// ZMQ_SUBSCRIBE: a SUB receives messages starting with `topic` (counted: each call
+    /// needs its own unsubscribe); an XPUB in XPUB_MANUAL subscribes its last peer. `EINVAL`
+    /// on other types.
     pub fn set_subscribe(&mut self, topic: &[u8]) -> Result<()> {
         self.set_option_raw(option::ZMQ_SUBSCRIBE, topic)
+    }
+    /// ZMQ_UNSUBSCRIBE: drops one subscription made with [`Socket::set_subscribe`].
+    pub fn set_unsubscribe(&mut self, topic: &[u8]) -> Result<()> {
+        self.set_option_raw(option::ZMQ_UNSUBSCRIBE, topic)
+    }
+    /// ZMQ_CONFLATE: a receive returns only the newest message waiting (single-part
+    /// messages; SUB, PULL, DEALER).
+    pub fn set_conflate(&mut self, on: bool) -> Result<()> {
+        self.set_int(option::ZMQ_CONFLATE, i32::from(on))
+    }
+    /// ZMQ_XPUB_VERBOSE: an XPUB passes every subscription up, not only new ones.
+    pub fn set_xpub_verbose(&mut self, on: bool) -> Result<()> {
+        self.set_int(option::ZMQ_XPUB_VERBOSE, i32::from(on))
+    }
+    /// ZMQ_XPUB_VERBOSER: an XPUB passes every subscription and unsubscription up.
+    pub fn set_xpub_verboser(&mut self, on: bool) -> Result<()> {
+        self.set_int(option::ZMQ_XPUB_VERBOSER, i32::from(on))
+    }
+    /// ZMQ_XPUB_MANUAL: the application subscribes peers itself (ZMQ_SUBSCRIBE after a
+    /// subscription message was received applies to the peer it came from).
+    pub fn set_xpub_manual(&mut self, on: bool) -> Result<()> {
+        self.set_int(option::ZMQ_XPUB_MANUAL, i32::from(on))
+    }
+    /// ZMQ_XPUB_NODROP: PUB/XPUB sends wait (or fail with `EAGAIN`) at SNDHWM.
+    pub fn set_xpub_nodrop(&mut self, on: bool) -> Result<()> {
+        self.set_int(option::ZMQ_XPUB_NODROP, i32::from(on))
+    }
+    /// ZMQ_XPUB_WELCOME_MSG: sent to each new subscriber (empty = none).
+    pub fn set_xpub_welcome_msg(&mut self, msg: &[u8]) -> Result<()> {
+        self.set_option_raw(option::ZMQ_XPUB_WELCOME_MSG, msg)
+    }
+    /// ZMQ_INVERT_MATCHING: PUB/XPUB/SUB deliver what does not match.
+    pub fn set_invert_matching(&mut self, on: bool) -> Result<()> {
+        self.set_int(option::ZMQ_INVERT_MATCHING, i32::from(on))
+    }
+    /// ZMQ_REQ_RELAXED: a REQ may send a new request without waiting for the reply.
+    pub fn set_req_relaxed(&mut self, on: bool) -> Result<()> {
+        self.set_int(option::ZMQ_REQ_RELAXED, i32::from(on))
+    }
+    /// ZMQ_REQ_CORRELATE: a REQ tags requests with an id and accepts only matching replies.
+    pub fn set_req_correlate(&mut self, on: bool) -> Result<()> {
+        self.set_int(option::ZMQ_REQ_CORRELATE, i32::from(on))
     }
 }
 

@@ -18,9 +18,15 @@ mod dealer;
 mod fq;
 mod lb;
 mod pair;
+mod pub_;
 mod pull;
 mod push;
+mod rep;
+mod req;
 mod router;
+mod sub;
+mod xpub;
+mod xsub;
 
 /// A refused send gives the frame back so the caller can retry it.
 pub(crate) type SendResult = std::result::Result<(), (Error, Bytes)>;
@@ -41,6 +47,15 @@ pub(crate) trait Pattern: Send {
     fn has_in(&mut self) -> bool;
     /// Whether `send` would succeed now.
     fn has_out(&mut self) -> bool;
+    /// Sets an option only this socket type knows (ZMQ_SUBSCRIBE, XPUB_*, REQ_*);
+    /// `None` hands it on to the common options.
+    fn set_option(&mut self, _option: i32, _value: &[u8]) -> Option<Result<()>> {
+        None
+    }
+    /// Reads an option only this socket type knows; `None` hands it on.
+    fn get_option(&self, _option: i32, _out: &mut [u8]) -> Option<Result<usize>> {
+        None
+    }
 }
 
 /// The pattern for a socket type, or `Invalid` for types not built yet.
@@ -51,6 +66,12 @@ pub(crate) fn for_type(kind: SocketType) -> Result<Box<dyn Pattern>> {
         SocketType::Router => Box::new(router::Router::new()),
         SocketType::Push => Box::new(push::Push::default()),
         SocketType::Pull => Box::new(pull::Pull::default()),
+        SocketType::Pub => Box::new(pub_::new()),
+        SocketType::XPub => Box::new(xpub::Xpub::new(xpub::Role::Xpub)),
+        SocketType::Sub => Box::new(sub::new()),
+        SocketType::XSub => Box::new(xsub::Xsub::new(xsub::Role::Xsub)),
+        SocketType::Req => Box::new(req::Req::new()),
+        SocketType::Rep => Box::new(rep::Rep::default()),
         _ => return Err(Error::Invalid),
     })
 }
@@ -64,6 +85,12 @@ pub(crate) fn is_supported(kind: SocketType) -> bool {
             | SocketType::Router
             | SocketType::Push
             | SocketType::Pull
+            | SocketType::Pub
+            | SocketType::XPub
+            | SocketType::Sub
+            | SocketType::XSub
+            | SocketType::Req
+            | SocketType::Rep
     )
 }
 

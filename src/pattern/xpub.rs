@@ -1,0 +1,587 @@
+//! XPUB and PUB (RFC 29, libzmq src/xpub.cpp, src/pub.cpp, src/dist.cpp): a message goes to
+//! every peer subscribed to a prefix of its first frame, and to no one else.
+//!
+//! ```text
+//!   peer pipes in ──> subscriptions (0x01/0x00 + topic; the engine turns ZMTP 3.1
+//!                     SUBSCRIBE/CANCEL commands into the same form)
+//!                     ├─> MultiTrie<PipeId>            (who gets what)
+//!                     └─> pending notices for the app   (XPUB only)
+//!   send(first frame) ──> for_each_match ──> matched peers ──> each frame to each of them
+//! ```
+//!
+//! A peer whose pipe is full (SNDHWM) misses the whole message (dropped, never blocking),
+//! unless XPUB_NODROP, where the send waits (`Again`) until every matching peer has room.
+//! A subscription is a set per (prefix, peer), as libzmq's `mtrie_t`: the SUB side counts
+//! duplicates and sends only the last cancel, so counting here as well would keep a
+//! cancelled prefix alive.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use ferromq_pattern::MultiTrie;
+use ferromq_pipe::Read;
+use ferromq_zmtp::Metadata;
+
+use crate::error::{Error, Result};
+use crate::msg::Msg;
+use crate::option::{
+    self, int_value, Options, ZMQ_INVERT_MATCHING, ZMQ_SUBSCRIBE, ZMQ_UNSUBSCRIBE, ZMQ_XPUB_MANUAL,
+    ZMQ_XPUB_NODROP, ZMQ_XPUB_VERBOSE, ZMQ_XPUB_VERBOSER, ZMQ_XPUB_WELCOME_MSG,
+};
+use crate::pattern::{Pattern, SendResult};
+use crate::peer::{Peer, PipeId};
+
+/// PUB keeps subscriptions to itself; XPUB hands them (and upstream messages) to the app.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    Pub,
+    Xpub,
+}
+
+/// Something for the application's next `recv`.
+#[derive(Debug)]
+struct Pending {
+    data: Bytes,
+    more: bool,
+    metadata: Option<Arc<Metadata>>,
+    /// XPUB_MANUAL: the peer a following ZMQ_SUBSCRIBE applies to (`Some(None)`: none).
+    last_pipe: Option<Option<PipeId>>,
+}
+
+/// How removing one subscription went (libzmq `mtrie_t::rm_result`).
+#[derive(Debug, PartialEq, Eq)]
+enum Removed {
+    NotFound,
+    LastValue,
+    ValuesRemain,
+}
+
+pub(crate) struct Xpub {
+    role: Role,
+    peers: Vec<Peer>,
+    index: HashMap<PipeId, usize>,
+    trie: MultiTrie<PipeId>,
+    /// Each peer's prefixes (the set semantics of libzmq's mtrie; the trie itself counts).
+    held: HashMap<PipeId, HashSet<Bytes>>,
+    /// XPUB_MANUAL: what each peer asked for, to cancel upstream when it leaves.
+    manual_held: HashMap<PipeId, HashSet<Bytes>>,
+    /// Peers the message being sent goes to.
+    matched: Vec<PipeId>,
+    more_out: bool,
+    pending: VecDeque<Pending>,
+    last_pipe: Option<PipeId>,
+    verbose_subs: bool,
+    verbose_unsubs: bool,
+    manual: bool,
+    lossy: bool,
+    invert: bool,
+    welcome: Option<Bytes>,
+}
+
+impl std::fmt::Debug for Xpub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Xpub")
+            .field("role", &self.role)
+            .field("peers", &self.peers.len())
+            .field("pending", &self.pending.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn notice(subscribe: bool, topic: &[u8]) -> Bytes {
+    let mut b = BytesMut::with_capacity(topic.len() + 1);
+    b.put_u8(u8::from(subscribe));
+    b.put_slice(topic);
+    b.freeze()
+}
+
+impl Xpub {
+    pub(crate) fn new(role: Role) -> Xpub {
+        Xpub {
+            role,
+            peers: Vec::new(),
+            index: HashMap::new(),
+            trie: MultiTrie::new(),
+            held: HashMap::new(),
+            manual_held: HashMap::new(),
+            matched: Vec::new(),
+            more_out: false,
+            pending: VecDeque::new(),
+            last_pipe: None,
+            verbose_subs: false,
+            verbose_unsubs: false,
+            manual: false,
+            lossy: true,
+            invert: false,
+            welcome: None,
+        }
+    }
+
+    fn reindex(&mut self) {
+        self.index.clear();
+        for (i, p) in self.peers.iter().enumerate() {
+            self.index.insert(p.id, i);
+        }
+    }
+
+    fn add(&mut self, topic: &Bytes, pid: PipeId) -> bool {
+        if self.held.entry(pid).or_default().insert(topic.clone()) {
+            self.trie.add(topic, pid)
+        } else {
+            false
+        }
+    }
+
+    fn rm(&mut self, topic: &[u8], pid: PipeId) -> Removed {
+        let Some(set) = self.held.get_mut(&pid) else {
+            return Removed::NotFound;
+        };
+        if !set.remove(topic) {
+            return Removed::NotFound;
+        }
+        if self.trie.remove(topic, pid) {
+            Removed::LastValue
+        } else {
+            Removed::ValuesRemain
+        }
+    }
+
+    /// Reads every peer's inbound pipe: subscriptions, cancels, and (XPUB) upstream messages.
+    fn process_inbound(&mut self) {
+        let mut i = 0;
+        while i < self.peers.len() {
+            match self.peers[i].inp.read() {
+                Read::Item { item, more } => {
+                    let pid = self.peers[i].id;
+                    let metadata = self.peers[i].metadata.clone();
+                    self.handle_upstream(pid, item, more, metadata);
+                }
+                Read::Empty => i += 1,
+                Read::Closed => {
+                    let pid = self.peers[i].id;
+                    self.remove_peer(pid);
+                }
+            }
+        }
+    }
+
+    /// One frame from a peer. As libzmq (without ONLY_FIRST_SUBSCRIBE), every frame whose
+    /// first byte is 0 or 1 is a cancel or a subscription.
+    fn handle_upstream(
+        &mut self,
+        pid: PipeId,
+        frame: Bytes,
+        more: bool,
+        metadata: Option<Arc<Metadata>>,
+    ) {
+        let subscribe = match frame.first() {
+            Some(1) => true,
+            Some(0) => false,
+            _ => {
+                if self.role == Role::Xpub {
+                    self.pending.push_back(Pending {
+                        data: frame,
+                        more,
+                        metadata,
+                        last_pipe: None,
+                    });
+                }
+                return;
+            }
+        };
+        let topic = frame.slice(1..);
+        let notify = if self.manual {
+            let set = self.manual_held.entry(pid).or_default();
+            if subscribe {
+                set.insert(topic.clone());
+            } else {
+                set.remove(&topic);
+            }
+            true
+        } else if subscribe {
+            self.add(&topic, pid) || self.verbose_subs
+        } else {
+            self.rm(&topic, pid) != Removed::ValuesRemain || self.verbose_unsubs
+        };
+        if notify && self.role == Role::Xpub {
+            self.pending.push_back(Pending {
+                data: frame,
+                more: false,
+                metadata,
+                last_pipe: self.manual.then_some(Some(pid)),
+            });
+        }
+    }
+
+    /// A peer left: drop its subscriptions and tell the app which prefixes nobody wants now.
+    fn remove_peer(&mut self, pid: PipeId) {
+        let Some(&idx) = self.index.get(&pid) else {
+            return;
+        };
+        self.peers.remove(idx);
+        self.reindex();
+        self.matched.retain(|&m| m != pid);
+        let held = self.held.remove(&pid).unwrap_or_default();
+        let mut cancels: Vec<Bytes> = Vec::new();
+        if self.manual {
+            cancels.extend(self.manual_held.remove(&pid).unwrap_or_default());
+            self.trie.remove_peer(pid, |_| {});
+            if self.last_pipe == Some(pid) {
+                self.last_pipe = None;
+            }
+        } else if self.verbose_unsubs {
+            cancels.extend(held);
+            self.trie.remove_peer(pid, |_| {});
+        } else {
+            self.trie
+                .remove_peer(pid, |prefix| cancels.push(Bytes::copy_from_slice(prefix)));
+        }
+        if self.role == Role::Xpub {
+            for topic in cancels {
+                self.pending.push_back(Pending {
+                    data: notice(false, &topic),
+                    more: false,
+                    metadata: None,
+                    last_pipe: self.manual.then_some(None),
+                });
+            }
+        }
+    }
+
+    /// Chooses the peers for a new message.
+    fn match_peers(&mut self, data: &[u8]) {
+        self.matched.clear();
+        let matched = &mut self.matched;
+        self.trie.for_each_match(data, |pid| matched.push(pid));
+        if self.invert {
+            let hit: HashSet<PipeId> = self.matched.drain(..).collect();
+            self.matched.extend(
+                self.peers
+                    .iter()
+                    .map(|p| p.id)
+                    .filter(|id| !hit.contains(id)),
+            );
+        }
+    }
+
+    fn write_matched(&mut self, frame: Bytes, more: bool) {
+        let index = &self.index;
+        let peers = &mut self.peers;
+        self.matched.retain(|pid| {
+            let Some(&i) = index.get(pid) else {
+                return false;
+            };
+            let p = &mut peers[i];
+            // A refused first frame drops the whole message for this peer only.
+            let ok = p.out.try_write(frame.clone(), more).is_ok();
+            if ok && !more {
+                p.out.flush();
+            }
+            ok
+        });
+        if !more {
+            self.matched.clear();
+        }
+    }
+}
+
+fn flag(value: &[u8]) -> Result<bool> {
+    Ok(int_value(value)? != 0)
+}
+
+impl Pattern for Xpub {
+    fn attach(&mut self, mut peer: Peer, _: &Options) {
+        if let Some(w) = &self.welcome {
+            if peer.out.try_write(w.clone(), false).is_ok() {
+                peer.out.flush();
+            }
+        }
+        self.peers.push(peer);
+        self.reindex();
+        self.process_inbound();
+    }
+
+    fn identify(&mut self, id: PipeId, metadata: Arc<Metadata>, _: &Options) {
+        if let Some(&i) = self.index.get(&id) {
+            self.peers[i].metadata = Some(metadata);
+        }
+    }
+
+    fn detach(&mut self, id: PipeId) {
+        self.remove_peer(id);
+    }
+
+    fn send(&mut self, frame: Bytes, more: bool, _: &Options) -> SendResult {
+        if !self.more_out {
+            self.process_inbound();
+            self.match_peers(&frame);
+            if !self.lossy {
+                let full = self.matched.iter().any(|pid| {
+                    self.index.get(pid).is_some_and(|&i| {
+                        !self.peers[i].out.is_closed() && !self.peers[i].out.can_write()
+                    })
+                });
+                if full {
+                    self.matched.clear();
+                    return Err((Error::Again, frame));
+                }
+            }
+        }
+        self.write_matched(frame, more);
+        self.more_out = more;
+        Ok(())
+    }
+
+    fn recv(&mut self) -> Result<Msg> {
+        if self.role == Role::Pub {
+            return Err(Error::NotSup);
+        }
+        self.process_inbound();
+        let p = self.pending.pop_front().ok_or(Error::Again)?;
+        if let Some(last) = p.last_pipe {
+            self.last_pipe = last;
+        }
+        Ok(Msg {
+            data: p.data,
+            more: p.more,
+            metadata: p.metadata,
+        })
+    }
+
+    fn has_in(&mut self) -> bool {
+        if self.role == Role::Pub {
+            return false;
+        }
+        self.process_inbound();
+        !self.pending.is_empty()
+    }
+
+    fn has_out(&mut self) -> bool {
+        true
+    }
+
+    fn set_option(&mut self, option: i32, value: &[u8]) -> Option<Result<()>> {
+        let r = match option {
+            ZMQ_XPUB_VERBOSE => flag(value).map(|on| {
+                self.verbose_subs = on;
+                self.verbose_unsubs = false;
+            }),
+            ZMQ_XPUB_VERBOSER => flag(value).map(|on| {
+                self.verbose_subs = on;
+                self.verbose_unsubs = on;
+            }),
+            ZMQ_XPUB_NODROP => flag(value).map(|on| self.lossy = !on),
+            ZMQ_XPUB_MANUAL => flag(value).map(|on| self.manual = on),
+            ZMQ_INVERT_MATCHING => flag(value).map(|on| self.invert = on),
+            ZMQ_XPUB_WELCOME_MSG => {
+                self.welcome = (!value.is_empty()).then(|| Bytes::copy_from_slice(value));
+                Ok(())
+            }
+            ZMQ_SUBSCRIBE | ZMQ_UNSUBSCRIBE if self.manual => {
+                if let Some(pid) = self.last_pipe {
+                    let topic = Bytes::copy_from_slice(value);
+                    if option == ZMQ_SUBSCRIBE {
+                        self.add(&topic, pid);
+                    } else {
+                        self.rm(&topic, pid);
+                    }
+                }
+                Ok(())
+            }
+            _ => return None,
+        };
+        Some(r)
+    }
+
+    fn get_option(&self, option: i32, out: &mut [u8]) -> Option<Result<usize>> {
+        match option {
+            ZMQ_INVERT_MATCHING => Some(option::put(out, &i32::from(self.invert).to_ne_bytes())),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::peer::{pipe_pair, SessionPipes};
+    use crate::signaler::Signaler;
+
+    fn xpub_with(n: u64, hwm: usize, role: Role) -> (Xpub, Vec<SessionPipes>) {
+        let sig = Arc::new(Signaler::new().unwrap());
+        let mut x = Xpub::new(role);
+        let mut far = vec![];
+        for i in 0..n {
+            let (p, f) = pipe_pair(i, sig.clone(), hwm, hwm);
+            x.attach(p, &Options::default());
+            far.push(f);
+        }
+        (x, far)
+    }
+
+    fn upstream(f: &mut SessionPipes, frame: &'static [u8]) {
+        f.to_socket
+            .try_write(Bytes::from_static(frame), false)
+            .unwrap();
+        f.to_socket.flush();
+    }
+
+    fn drain(f: &mut SessionPipes) -> Vec<Bytes> {
+        let mut out = vec![];
+        while let Read::Item { item, .. } = f.from_socket.read() {
+            out.push(item);
+        }
+        out
+    }
+
+    fn send(x: &mut Xpub, m: &'static [u8]) {
+        x.send(Bytes::from_static(m), false, &Options::default())
+            .unwrap();
+    }
+
+    #[test]
+    fn filters_by_prefix_per_peer() {
+        let (mut x, mut far) = xpub_with(2, 0, Role::Pub);
+        upstream(&mut far[0], b"\x01A");
+        upstream(&mut far[1], b"\x01");
+        send(&mut x, b"Apple");
+        send(&mut x, b"Banana");
+        assert_eq!(drain(&mut far[0]), vec![Bytes::from_static(b"Apple")]);
+        assert_eq!(drain(&mut far[1]).len(), 2);
+        upstream(&mut far[0], b"\x00A");
+        send(&mut x, b"Avocado");
+        assert!(drain(&mut far[0]).is_empty());
+        assert_eq!(x.recv(), Err(Error::NotSup));
+    }
+
+    #[test]
+    fn duplicate_subscriptions_from_one_peer_are_a_set() {
+        let (mut x, mut far) = xpub_with(1, 0, Role::Xpub);
+        upstream(&mut far[0], b"\x01A");
+        upstream(&mut far[0], b"\x01A");
+        upstream(&mut far[0], b"\x00A");
+        let got: Vec<Bytes> = std::iter::from_fn(|| x.recv().ok())
+            .map(|m| m.data)
+            .collect();
+        assert_eq!(
+            got,
+            vec![Bytes::from_static(b"\x01A"), Bytes::from_static(b"\x00A")]
+        );
+        send(&mut x, b"A1");
+        assert!(drain(&mut far[0]).is_empty());
+    }
+
+    #[test]
+    fn verbose_and_verboser() {
+        let (mut x, mut far) = xpub_with(2, 0, Role::Xpub);
+        x.set_option(ZMQ_XPUB_VERBOSE, &1i32.to_ne_bytes())
+            .unwrap()
+            .unwrap();
+        // One at a time: the socket reads its peers in turn.
+        for (peer, frame) in [(0, b"\x01T"), (1, b"\x01T"), (0, b"\x00T")] {
+            upstream(&mut far[peer], frame);
+            x.process_inbound();
+        }
+        let got: Vec<Bytes> = std::iter::from_fn(|| x.recv().ok())
+            .map(|m| m.data)
+            .collect();
+        // The cancel is not the last one: only VERBOSER would show it.
+        assert_eq!(got.len(), 2);
+        x.set_option(ZMQ_XPUB_VERBOSER, &1i32.to_ne_bytes())
+            .unwrap()
+            .unwrap();
+        upstream(&mut far[0], b"\x01T");
+        upstream(&mut far[0], b"\x00T");
+        assert_eq!(std::iter::from_fn(|| x.recv().ok()).count(), 2);
+    }
+
+    #[test]
+    fn departing_peer_cancels_what_only_it_wanted() {
+        let (mut x, mut far) = xpub_with(2, 0, Role::Xpub);
+        upstream(&mut far[0], b"\x01A");
+        upstream(&mut far[0], b"\x01B");
+        upstream(&mut far[1], b"\x01B");
+        assert_eq!(std::iter::from_fn(|| x.recv().ok()).count(), 2);
+        x.detach(0);
+        let got: Vec<Bytes> = std::iter::from_fn(|| x.recv().ok())
+            .map(|m| m.data)
+            .collect();
+        assert_eq!(got, vec![Bytes::from_static(b"\x00A")]);
+    }
+
+    #[test]
+    fn hwm_drops_whole_messages_and_nodrop_refuses() {
+        let (mut x, mut far) = xpub_with(1, 2, Role::Pub);
+        upstream(&mut far[0], b"\x01");
+        for _ in 0..5 {
+            x.send(Bytes::from_static(b"a"), true, &Options::default())
+                .unwrap();
+            send(&mut x, b"b");
+        }
+        assert_eq!(
+            drain(&mut far[0]).len(),
+            4,
+            "two whole messages, the rest dropped"
+        );
+        x.set_option(ZMQ_XPUB_NODROP, &1i32.to_ne_bytes())
+            .unwrap()
+            .unwrap();
+        send(&mut x, b"1");
+        send(&mut x, b"2");
+        let refused = x.send(Bytes::from_static(b"3"), false, &Options::default());
+        assert_eq!(refused.unwrap_err().0, Error::Again);
+    }
+
+    #[test]
+    fn manual_mode_subscribes_the_last_pipe() {
+        let (mut x, mut far) = xpub_with(2, 0, Role::Xpub);
+        x.set_option(ZMQ_XPUB_MANUAL, &1i32.to_ne_bytes())
+            .unwrap()
+            .unwrap();
+        upstream(&mut far[1], b"\x01x");
+        assert_eq!(x.recv().unwrap().as_slice(), b"\x01x");
+        x.set_option(ZMQ_SUBSCRIBE, b"y").unwrap().unwrap();
+        send(&mut x, b"x1");
+        send(&mut x, b"y1");
+        assert_eq!(drain(&mut far[1]), vec![Bytes::from_static(b"y1")]);
+        assert!(drain(&mut far[0]).is_empty());
+    }
+
+    #[test]
+    fn welcome_and_invert() {
+        let sig = Arc::new(Signaler::new().unwrap());
+        let mut x = Xpub::new(Role::Xpub);
+        x.set_option(ZMQ_XPUB_WELCOME_MSG, b"hi").unwrap().unwrap();
+        x.set_option(ZMQ_INVERT_MATCHING, &1i32.to_ne_bytes())
+            .unwrap()
+            .unwrap();
+        let (p, mut f) = pipe_pair(9, sig, 0, 0);
+        x.attach(p, &Options::default());
+        upstream(&mut f, b"\x01A");
+        send(&mut x, b"A1");
+        send(&mut x, b"B1");
+        assert_eq!(
+            drain(&mut f),
+            vec![Bytes::from_static(b"hi"), Bytes::from_static(b"B1")]
+        );
+        assert_eq!(x.set_option(ZMQ_SUBSCRIBE, b"z").is_none(), true);
+    }
+
+    #[test]
+    fn upstream_user_messages_reach_the_xpub_app() {
+        let (mut x, mut far) = xpub_with(1, 0, Role::Xpub);
+        far[0]
+            .to_socket
+            .try_write(Bytes::from_static(b"hello"), true)
+            .unwrap();
+        far[0]
+            .to_socket
+            .try_write(Bytes::from_static(b"world"), false)
+            .unwrap();
+        far[0].to_socket.flush();
+        assert!(x.has_in());
+        assert!(x.recv().unwrap().more);
+        assert!(!x.recv().unwrap().more);
+    }
+}
