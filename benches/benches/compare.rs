@@ -103,14 +103,28 @@ struct Libraries {
 const NAMES: [&str; 2] = [Ferromq::NAME, Libzmq::NAME];
 
 impl Libraries {
-    fn throughput(&self, lib: usize, p: Pattern, t: Transport, size: usize, n: usize) -> BenchResult<Throughput> {
+    fn throughput(
+        &self,
+        lib: usize,
+        p: Pattern,
+        t: Transport,
+        size: usize,
+        n: usize,
+    ) -> BenchResult<Throughput> {
         match lib {
             0 => throughput(&self.ferromq, p, t, size, n),
             _ => throughput(&self.libzmq, p, t, size, n),
         }
     }
 
-    fn latency(&self, lib: usize, p: Pattern, t: Transport, size: usize, n: usize) -> BenchResult<Latency> {
+    fn latency(
+        &self,
+        lib: usize,
+        p: Pattern,
+        t: Transport,
+        size: usize,
+        n: usize,
+    ) -> BenchResult<Latency> {
         match lib {
             0 => latency(&self.ferromq, p, t, size, n),
             _ => latency(&self.libzmq, p, t, size, n),
@@ -167,14 +181,24 @@ fn main() {
                             Ok(r) => thr[lib].push(r),
                             Err(e) => {
                                 failures += 1;
-                                eprintln!("  {} thr {}/{}/{size}: {e}", NAMES[lib], pattern.name(), transport.name());
+                                eprintln!(
+                                    "  {} thr {}/{}/{size}: {e}",
+                                    NAMES[lib],
+                                    pattern.name(),
+                                    transport.name()
+                                );
                             }
                         }
                         match libs.latency(lib, pattern, transport, size, lat_n) {
                             Ok(r) => lat[lib].push(r),
                             Err(e) => {
                                 failures += 1;
-                                eprintln!("  {} lat {}/{}/{size}: {e}", NAMES[lib], pattern.name(), transport.name());
+                                eprintln!(
+                                    "  {} lat {}/{}/{size}: {e}",
+                                    NAMES[lib],
+                                    pattern.name(),
+                                    transport.name()
+                                );
                             }
                         }
                     }
@@ -196,14 +220,21 @@ fn main() {
                         let mut a: Vec<f64> = lat[lib].iter().map(|r| r.mean_us).collect();
                         let mut p5: Vec<f64> = lat[lib].iter().map(|r| r.p50_us).collect();
                         let mut p9: Vec<f64> = lat[lib].iter().map(|r| r.p99_us).collect();
-                        row.latency.push((name, median(&mut a), median(&mut p5), median(&mut p9)));
+                        row.latency
+                            .push((name, median(&mut a), median(&mut p5), median(&mut p9)));
                     }
                 }
                 let show = |v: &[(&str, f64, f64)]| {
-                    v.iter().map(|(n, m, _)| format!("{n} {:.0} msg/s", m)).collect::<Vec<_>>().join(", ")
+                    v.iter()
+                        .map(|(n, m, _)| format!("{n} {:.0} msg/s", m))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 };
                 let show_lat = |v: &[(&str, f64, f64, f64)]| {
-                    v.iter().map(|(n, m, ..)| format!("{n} {:.1} us", m)).collect::<Vec<_>>().join(", ")
+                    v.iter()
+                        .map(|(n, m, ..)| format!("{n} {:.1} us", m))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 };
                 eprintln!(
                     "[{cell}/{cells} {:.0}s] {}/{}/{size}: {} | {}",
@@ -253,7 +284,10 @@ fn main() {
         }
         eprintln!("wrote {} and {}", doc_path.display(), csv_path.display());
     }
-    eprintln!("done in {:.0}s, {failures} failed runs", started.elapsed().as_secs_f64());
+    eprintln!(
+        "done in {:.0}s, {failures} failed runs",
+        started.elapsed().as_secs_f64()
+    );
     if failures > 0 {
         std::process::exit(2);
     }

@@ -22,7 +22,9 @@ impl Backend for Libzmq {
     type Socket = LibzmqSocket;
 
     fn new() -> BenchResult<Self> {
-        Ok(Libzmq { ctx: zmq::Context::new() })
+        Ok(Libzmq {
+            ctx: zmq::Context::new(),
+        })
     }
 
     fn socket(&self, kind: Kind, hwm: i32) -> BenchResult<LibzmqSocket> {

@@ -5,7 +5,11 @@ use plotters::prelude::*;
 
 use crate::report::Row;
 
-const COLORS: [RGBColor; 3] = [RGBColor(200, 60, 20), RGBColor(30, 90, 200), RGBColor(40, 150, 60)];
+const COLORS: [RGBColor; 3] = [
+    RGBColor(200, 60, 20),
+    RGBColor(30, 90, 200),
+    RGBColor(40, 150, 60),
+];
 
 /// Writes `dir/throughput-<transport>.svg` for every transport in `rows`; returns the paths.
 pub fn throughput_svgs(

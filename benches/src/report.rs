@@ -64,8 +64,11 @@ pub fn markdown(rows: &[Row], ours: &str, theirs: &str, header: &str) -> String 
         );
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
         for r in rows.iter().filter(|r| r.pattern == pattern) {
-            let t: Vec<(&str, (f64, f64))> =
-                r.throughput.iter().map(|(n, a, b)| (*n, (*a, *b))).collect();
+            let t: Vec<(&str, (f64, f64))> = r
+                .throughput
+                .iter()
+                .map(|(n, a, b)| (*n, (*a, *b)))
+                .collect();
             let (Some(o), Some(t)) = (lookup(&t, ours), lookup(&t, theirs)) else {
                 continue;
             };
@@ -87,8 +90,11 @@ pub fn markdown(rows: &[Row], ours: &str, theirs: &str, header: &str) -> String 
         );
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
         for r in rows.iter().filter(|r| r.pattern == pattern) {
-            let l: Vec<(&str, (f64, f64, f64))> =
-                r.latency.iter().map(|(n, a, b, c)| (*n, (*a, *b, *c))).collect();
+            let l: Vec<(&str, (f64, f64, f64))> = r
+                .latency
+                .iter()
+                .map(|(n, a, b, c)| (*n, (*a, *b, *c)))
+                .collect();
             let (Some(o), Some(t)) = (lookup(&l, ours), lookup(&l, theirs)) else {
                 continue;
             };
