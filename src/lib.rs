@@ -46,11 +46,13 @@ mod inproc;
 mod io_thread;
 mod ipc;
 mod listener;
+pub mod monitor;
 mod msg;
 pub mod option;
 mod pattern;
 mod peer;
 mod poll;
+mod proxy;
 mod session;
 mod signaler;
 mod socket;
@@ -64,6 +66,7 @@ pub use ferromq_zmtp::SocketType;
 pub use flags::{Events, RecvFlags, SendFlags, POLLERR, POLLIN, POLLOUT};
 pub use msg::{Metadata, Msg};
 pub use poll::{poll, PollItem};
+pub use proxy::{proxy, proxy_steerable, SocketStats};
 pub use socket::Socket;
 
 /// Whether this build implements a socket type (the others fail with `EINVAL`).

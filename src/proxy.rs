@@ -1,0 +1,177 @@
+//! `zmq_proxy` and `zmq_proxy_steerable` (libzmq 4.3.5 src/proxy.cpp): shuttle whole
+//! messages between a frontend and a backend socket, copying each part to an optional
+//! capture socket, until a socket fails (ETERM when the context shuts down) or the control
+//! socket says TERMINATE.
+//!
+//! ```text
+//!   frontend ──msg──> backend        control: PAUSE | RESUME | TERMINATE | STATISTICS
+//!   frontend <──msg── backend        STATISTICS -> 8 u64 frames: frontend msgs in, bytes in,
+//!        └──> capture (copy)          msgs out, bytes out, then the same for the backend
+//! ```
+//!
+//! A message moves only when its destination can take it (POLLOUT), so a backend without
+//! peers holds messages back instead of blocking the other direction.
+
+use bytes::Bytes;
+
+use crate::error::Result;
+use crate::flags::{RecvFlags, SendFlags};
+use crate::poll::{poll, PollItem};
+use crate::socket::Socket;
+use crate::{POLLIN, POLLOUT};
+
+/// Message and byte counts of one proxied socket (libzmq's `zmq_socket_stats_t`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SocketStats {
+    /// Messages received.
+    pub msg_in: u64,
+    /// Bytes received.
+    pub bytes_in: u64,
+    /// Messages sent.
+    pub msg_out: u64,
+    /// Bytes sent.
+    pub bytes_out: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Active,
+    Paused,
+    Terminated,
+}
+
+/// Whether `socket` can take a message now.
+fn writable(socket: &Socket) -> Result<bool> {
+    let mut item = [PollItem::socket(socket, POLLOUT)];
+    poll(&mut item, 0)?;
+    Ok(item[0].is_writable())
+}
+
+/// Moves one whole message from `from` to `to` (and its parts to `capture`); returns the
+/// message's total size.
+fn forward(from: &mut Socket, to: &mut Socket, capture: &mut Option<&mut Socket>) -> Result<u64> {
+    let mut size = 0u64;
+    loop {
+        let msg = from.recv(RecvFlags::DONTWAIT)?;
+        let more = msg.more;
+        size += msg.data.len() as u64;
+        let flags = if more {
+            SendFlags::SNDMORE
+        } else {
+            SendFlags::empty()
+        };
+        if let Some(c) = capture.as_deref_mut() {
+            c.send(msg.data.clone(), flags)?;
+        }
+        to.send(msg.data, flags)?;
+        if !more {
+            return Ok(size);
+        }
+    }
+}
+
+fn stats_reply(control: &mut Socket, front: SocketStats, back: SocketStats) -> Result<()> {
+    let values = [
+        front.msg_in,
+        front.bytes_in,
+        front.msg_out,
+        front.bytes_out,
+        back.msg_in,
+        back.bytes_in,
+        back.msg_out,
+        back.bytes_out,
+    ];
+    let parts = values
+        .iter()
+        .map(|v| Bytes::copy_from_slice(&v.to_ne_bytes()));
+    control.send_multipart(parts, SendFlags::empty())
+}
+
+/// Reads one control command and applies it. Unknown commands are ignored (libzmq 4.3.5
+/// asserts on them).
+fn handle_control(
+    control: &mut Socket,
+    state: &mut State,
+    front: SocketStats,
+    back: SocketStats,
+) -> Result<()> {
+    let parts = control.recv_multipart(RecvFlags::DONTWAIT)?;
+    let command = parts.first().map(|p| &p[..]).unwrap_or_default();
+    match command {
+        b"PAUSE" => *state = State::Paused,
+        b"RESUME" => *state = State::Active,
+        b"TERMINATE" => *state = State::Terminated,
+        b"STATISTICS" => stats_reply(control, front, back)?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// `zmq_proxy`: runs until a socket fails; returns that error (`Error::Term` once the
+/// context is shut down).
+pub fn proxy(
+    frontend: &mut Socket,
+    backend: &mut Socket,
+    capture: Option<&mut Socket>,
+) -> Result<()> {
+    proxy_steerable(frontend, backend, capture, None)
+}
+
+/// `zmq_proxy_steerable`: as [`proxy`], also obeying PAUSE, RESUME, TERMINATE and
+/// STATISTICS on `control`. Returns `Ok(())` after TERMINATE.
+pub fn proxy_steerable(
+    frontend: &mut Socket,
+    backend: &mut Socket,
+    mut capture: Option<&mut Socket>,
+    mut control: Option<&mut Socket>,
+) -> Result<()> {
+    let mut state = State::Active;
+    let mut front = SocketStats::default();
+    let mut back = SocketStats::default();
+    while state != State::Terminated {
+        let (readable, control_in) = {
+            let mut items = vec![
+                PollItem::socket(frontend, POLLIN),
+                PollItem::socket(backend, POLLIN),
+            ];
+            if let Some(c) = control.as_deref() {
+                items.push(PollItem::socket(c, POLLIN));
+            }
+            poll(&mut items, -1)?;
+            let control_in = items.get(2).is_some_and(PollItem::is_readable);
+            ([items[0].is_readable(), items[1].is_readable()], control_in)
+        };
+        let front_in = readable[0] && writable(backend)?;
+        let back_in = readable[1] && writable(frontend)?;
+        if control_in {
+            if let Some(c) = control.as_deref_mut() {
+                handle_control(c, &mut state, front, back)?;
+            }
+            continue;
+        }
+        if state != State::Active {
+            // Paused: only the control socket is served; don't spin on pending input.
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            continue;
+        }
+        if front_in {
+            let n = forward(frontend, backend, &mut capture)?;
+            front.msg_in += 1;
+            front.bytes_in += n;
+            back.msg_out += 1;
+            back.bytes_out += n;
+        }
+        if back_in {
+            let n = forward(backend, frontend, &mut capture)?;
+            back.msg_in += 1;
+            back.bytes_in += n;
+            front.msg_out += 1;
+            front.bytes_out += n;
+        }
+        if !front_in && !back_in {
+            // Input is waiting but its destination is full: let it drain.
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+    Ok(())
+}
