@@ -12,7 +12,7 @@
 //! ```
 
 use core::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use ferromq::{Context, Socket, SocketType};
@@ -61,6 +61,8 @@ pub struct CtxShared {
     runtime: Mutex<Option<Context>>,
     terminating: AtomicBool,
     sockets: AtomicUsize,
+    /// ZMQ_IO_THREADS as it was when the runtime started (libzmq fixes it then too).
+    io_threads: AtomicI32,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -97,6 +99,11 @@ impl CtxShared {
         })
     }
 
+    /// Whether `zmq_ctx_shutdown` or `zmq_ctx_term` was called.
+    pub fn is_terminating(&self) -> bool {
+        self.terminating.load(Ordering::Acquire)
+    }
+
     /// A socket was closed.
     pub fn socket_closed(&self) {
         self.sockets.fetch_sub(1, Ordering::AcqRel);
@@ -105,9 +112,16 @@ impl CtxShared {
     fn runtime_context(&self, config: Config) -> Context {
         lock(&self.runtime)
             .get_or_insert_with(|| {
+                self.io_threads.store(config.io_threads, Ordering::Release);
                 Context::with_io_threads(usize::try_from(config.io_threads).unwrap_or(1))
             })
             .clone()
+    }
+
+    /// Whether tcp/ipc can be used: libzmq fails them with `EMTHREAD` in a context started
+    /// with `ZMQ_IO_THREADS` 0 (the runtime itself always has at least one I/O thread).
+    pub fn has_io_threads(&self) -> bool {
+        self.io_threads.load(Ordering::Acquire) > 0
     }
 
     fn shutdown(&self) -> Option<Context> {

@@ -15,7 +15,7 @@ use ferromq::{Socket, SocketType};
 
 use crate::boundary::{guard, Errno};
 use crate::ctx::{context, CtxShared};
-use crate::errno::{EINVAL, ENOTSOCK};
+use crate::errno::{EINVAL, EMTHREAD, ENOTSOCK};
 use crate::registry::Registry;
 
 /// libzmq's socket tag.
@@ -150,6 +150,27 @@ fn endpoint_call(
     })
 }
 
+/// `zmq_bind` and `zmq_connect`: as [`endpoint_call`], and `EMTHREAD` for tcp/ipc in a
+/// context without I/O threads (after the checks libzmq makes first: ETERM, the endpoint).
+fn attach_call(
+    s: *mut c_void,
+    endpoint: *const c_char,
+    call: impl FnOnce(&mut Socket, &str) -> ferromq::Result<()>,
+) -> c_int {
+    guard(|| {
+        // SAFETY: registry-checked; one thread per socket per the C contract.
+        let handle = unsafe { registered_socket(s) }?;
+        // SAFETY: the caller passes a NUL-terminated string or NULL.
+        let endpoint = unsafe { c_str(endpoint) }?;
+        let needs_io = ["tcp://", "ipc://"].iter().any(|p| endpoint.starts_with(p));
+        if needs_io && !handle.ctx.has_io_threads() && !handle.ctx.is_terminating() {
+            return Err(Errno(EMTHREAD));
+        }
+        call(&mut handle.socket, endpoint).map_err(errno_of)?;
+        Ok(0)
+    })
+}
+
 /// Binds to `tcp://`, `ipc://` or `inproc://` (`EPROTONOSUPPORT` for another transport,
 /// `EADDRINUSE`, `EINVAL` for a malformed endpoint).
 ///
@@ -157,7 +178,7 @@ fn endpoint_call(
 /// `s` is anything (checked); `endpoint` is NULL or NUL-terminated.
 #[no_mangle]
 pub unsafe extern "C" fn zmq_bind(s: *mut c_void, endpoint: *const c_char) -> c_int {
-    endpoint_call(s, endpoint, Socket::bind)
+    attach_call(s, endpoint, Socket::bind)
 }
 
 /// Connects to an endpoint; tcp and ipc connect (and reconnect) in the background.
@@ -166,7 +187,7 @@ pub unsafe extern "C" fn zmq_bind(s: *mut c_void, endpoint: *const c_char) -> c_
 /// As for [`zmq_bind`].
 #[no_mangle]
 pub unsafe extern "C" fn zmq_connect(s: *mut c_void, endpoint: *const c_char) -> c_int {
-    endpoint_call(s, endpoint, Socket::connect)
+    attach_call(s, endpoint, Socket::connect)
 }
 
 /// Stops listening on a bound endpoint (`ENOENT` if it is not bound).

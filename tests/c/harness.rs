@@ -181,3 +181,80 @@ pub fn text(out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     )
 }
+
+/// The static libzmq (4.3.4, from the `zmq` dev-dependency's `zmq-sys` build) in this test's
+/// target directory: `<target>/<profile>/build/zmq-sys-*/out/lib/libzmq.a`, newest first.
+pub fn libzmq_static() -> PathBuf {
+    let build = profile_dir().join("build");
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&build)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("zmq-sys-"))
+        .map(|e| e.path().join("out").join("lib").join("libzmq.a"))
+        .filter_map(|p| {
+            let modified = std::fs::metadata(&p).and_then(|m| m.modified()).ok()?;
+            Some((modified, p))
+        })
+        .collect();
+    found.sort();
+    found
+        .pop()
+        .map(|(_, p)| p)
+        .unwrap_or_else(|| panic!("no zmq-sys libzmq.a under {}", build.display()))
+}
+
+/// Builds the same C program against real libzmq: its own `zmq.h` and its static library.
+pub fn compile_against_libzmq(source: &Path, output: &Path) {
+    compile_against_libzmq_with(source, output, &[]);
+}
+
+/// [`compile_against_libzmq`] with extra compiler arguments (`-D...`).
+pub fn compile_against_libzmq_with(source: &Path, output: &Path, extra: &[&str]) {
+    let lib = libzmq_static();
+    let lib = lib.to_string_lossy().into_owned();
+    let mut args: Vec<&str> = extra.to_vec();
+    args.extend([lib.as_str(), "-lstdc++", "-lpthread", "-lm"]);
+    compile(source, &libzmq_include_dir(), output, &args);
+}
+
+/// Runs a program with arguments, killing it after `limit`; returns its output, asserting it
+/// exited 0 in time.
+pub fn run_args(program: &Path, args: &[&str], limit: std::time::Duration) -> Output {
+    let child = Command::new(program)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the C program");
+    let out = wait_bounded(child, limit);
+    assert!(
+        out.status.success(),
+        "{} {:?} failed:\n{}",
+        program.display(),
+        args,
+        text(&out)
+    );
+    out
+}
+
+/// Waits for a child for at most `limit`, killing it past that (the output then says so
+/// through a non-zero status).
+pub fn wait_bounded(mut child: std::process::Child, limit: std::time::Duration) -> Output {
+    let start = std::time::Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if start.elapsed() < limit => {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+            _ => {
+                let _ = child.kill();
+                break;
+            }
+        }
+    }
+    child
+        .wait_with_output()
+        .expect("collect the C program's output")
+}
