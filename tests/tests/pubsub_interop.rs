@@ -27,6 +27,7 @@ enum Transport {
 }
 
 /// One socket of either library.
+#[allow(clippy::large_enum_variant)] // a handful per test
 enum End {
     Ferro(ferromq::Socket),
     Zmq(zmq::Socket),
