@@ -6,11 +6,12 @@
 use std::sync::Arc;
 
 use crate::command::SocketCommand;
-use crate::connection::{configure_tcp, handshake, run_engine, Backoff, SocketLink};
+use crate::connection::{configure_tcp, handshake, run_engine, stream_fd, Backoff, SocketLink};
 use crate::endpoint::TcpAddr;
 use crate::engine::EngineEnd;
 use crate::error::{Error, Result};
 use crate::ipc::ipc_connect;
+use crate::monitor::{EVENT_CONNECTED, EVENT_CONNECT_RETRIED, EVENT_DISCONNECTED};
 use crate::option::Options;
 use crate::peer::{pipe_pair, PipeId, SessionPipes};
 use crate::session::{ActivityGuard, SessionCtl};
@@ -52,6 +53,7 @@ pub(crate) async fn connect_loop(
     target: Target,
     ctl: Arc<SessionCtl>,
     mut held: Held,
+    endpoint: String,
     _guard: ActivityGuard,
 ) {
     let mut backoff = Backoff::new(&link.options);
@@ -61,7 +63,9 @@ pub(crate) async fn connect_loop(
         }
         let attempt = async {
             let mut stream = open(&target, &link.options).await?;
-            let (peer, leftover) = handshake(&mut stream, &link).await?;
+            link.monitor
+                .emit_fd(EVENT_CONNECTED, stream_fd(&stream), &endpoint);
+            let (peer, leftover) = handshake(&mut stream, &link, &endpoint).await?;
             Ok::<_, Error>((stream, peer, leftover))
         };
         let outcome = tokio::select! {
@@ -69,7 +73,7 @@ pub(crate) async fn connect_loop(
             () = ctl.done() => return,
         };
         let Ok((stream, peer, leftover)) = outcome else {
-            if !sleep_or_done(&ctl, backoff.next_delay()).await {
+            if !retry_after(&link, &ctl, &mut backoff, &endpoint).await {
                 return;
             }
             continue;
@@ -98,12 +102,14 @@ pub(crate) async fn connect_loop(
             id,
             metadata: Arc::new(peer.metadata),
         });
+        let fd = stream_fd(&stream);
         let Some(exit) = run_engine(&link, stream, pipes, &ctl, leftover, peer.minor).await else {
             return;
         };
         match exit.end {
             EngineEnd::Finished => return,
             EngineEnd::Disconnected(_) => {
+                link.monitor.emit_fd(EVENT_DISCONNECTED, fd, &endpoint);
                 if !link.options.immediate && !exit.pipes.to_socket.is_closed() {
                     held = Some((exit.pipes, id));
                 } else if !link.options.immediate {
@@ -111,10 +117,23 @@ pub(crate) async fn connect_loop(
                 }
             }
         }
-        if !sleep_or_done(&ctl, backoff.next_delay()).await {
+        if !retry_after(&link, &ctl, &mut backoff, &endpoint).await {
             return;
         }
     }
+}
+
+/// Reports CONNECT_RETRIED with the interval and waits it out; returns whether to go on.
+async fn retry_after(
+    link: &SocketLink,
+    ctl: &SessionCtl,
+    backoff: &mut Backoff,
+    endpoint: &str,
+) -> bool {
+    let delay = backoff.next_delay();
+    let ms = u32::try_from(delay.as_millis()).unwrap_or(u32::MAX);
+    link.monitor.emit(EVENT_CONNECT_RETRIED, ms, endpoint);
+    sleep_or_done(ctl, delay).await
 }
 
 /// Sleeps unless the session ends first; returns whether to go on.

@@ -13,6 +13,10 @@ use crate::command::Mailbox;
 use crate::engine::{Engine, EngineExit};
 use crate::error::{Error, Result};
 use crate::io_thread::{IoShared, IoThread};
+use crate::monitor::{
+    MonitorHub, EVENT_HANDSHAKE_FAILED_NO_DETAIL, EVENT_HANDSHAKE_FAILED_PROTOCOL,
+    EVENT_HANDSHAKE_SUCCEEDED,
+};
 use crate::option::Options;
 use crate::peer::SessionPipes;
 use crate::session::{Activity, SessionCtl};
@@ -52,6 +56,7 @@ pub(crate) struct SocketLink {
     pub pipe_ids: Arc<AtomicU64>,
     pub kind: SocketType,
     pub options: Options,
+    pub monitor: Arc<MonitorHub>,
 }
 
 impl SocketLink {
@@ -67,27 +72,71 @@ impl SocketLink {
     }
 }
 
-/// Runs the greeting and NULL handshake; returns the peer and the bytes read past it.
+/// Why a handshake failed: the error, and the `ZMQ_PROTOCOL_ERROR_*` code when the peer
+/// broke the protocol (what HANDSHAKE_FAILED_PROTOCOL reports).
+#[derive(Debug)]
+pub(crate) struct HandshakeFailure {
+    pub error: Error,
+    pub protocol: Option<u32>,
+}
+
+impl From<Error> for HandshakeFailure {
+    fn from(error: Error) -> Self {
+        HandshakeFailure {
+            error,
+            protocol: None,
+        }
+    }
+}
+
+impl From<std::io::Error> for HandshakeFailure {
+    fn from(e: std::io::Error) -> Self {
+        HandshakeFailure::from(Error::from(e))
+    }
+}
+
+/// Runs the greeting and NULL handshake under HANDSHAKE_IVL and reports the outcome to the
+/// monitor (for `endpoint`); returns the peer and the bytes read past it.
 pub(crate) async fn handshake(
     stream: &mut AsyncStream,
     link: &SocketLink,
+    endpoint: &str,
 ) -> Result<(PeerInfo, BytesMut)> {
     let ivl = link.options.handshake_ivl;
     let work = run_handshake(stream, link.handshake_config());
-    if ivl > 0 {
+    let outcome = if ivl > 0 {
         let limit = Duration::from_millis(u64::try_from(ivl).unwrap_or(0));
         tokio::time::timeout(limit, work)
             .await
-            .map_err(|_| Error::TimedOut)?
+            .unwrap_or_else(|_| Err(HandshakeFailure::from(Error::TimedOut)))
     } else {
         work.await
+    };
+    match outcome {
+        Ok(done) => {
+            link.monitor.emit(EVENT_HANDSHAKE_SUCCEEDED, 0, endpoint);
+            Ok(done)
+        }
+        Err(HandshakeFailure {
+            error,
+            protocol: Some(code),
+        }) => {
+            link.monitor
+                .emit(EVENT_HANDSHAKE_FAILED_PROTOCOL, code, endpoint);
+            Err(error)
+        }
+        Err(HandshakeFailure { error, .. }) => {
+            link.monitor
+                .emit_errno(EVENT_HANDSHAKE_FAILED_NO_DETAIL, &error, endpoint);
+            Err(error)
+        }
     }
 }
 
 async fn run_handshake(
     stream: &mut AsyncStream,
     config: HandshakeConfig,
-) -> Result<(PeerInfo, BytesMut)> {
+) -> std::result::Result<(PeerInfo, BytesMut), HandshakeFailure> {
     let mut hs = Handshake::new(config);
     let mut out = BytesMut::new();
     let mut input = BytesMut::with_capacity(4096);
@@ -101,17 +150,29 @@ async fn run_handshake(
             break;
         }
         if stream.read_buf(&mut input).await? == 0 {
-            return Err(Error::ConnReset);
+            return Err(Error::ConnReset.into());
         }
-        if hs.handle_input(&mut input).is_err() {
+        if let Err(e) = hs.handle_input(&mut input) {
             // Send the ERROR the handshake queued (socket-type mismatch), then give up.
             hs.poll_output(&mut out);
             let _ = stream.write_all(&out).await;
-            return Err(Error::ConnRefused);
+            return Err(HandshakeFailure {
+                error: Error::ConnRefused,
+                protocol: Some(e.protocol_error_code()),
+            });
         }
     }
     let peer = hs.into_peer().ok_or(Error::ConnReset)?;
     Ok((peer, input))
+}
+
+/// The stream's file descriptor, the value of fd-carrying monitor events.
+pub(crate) fn stream_fd(stream: &AsyncStream) -> std::os::fd::RawFd {
+    use std::os::fd::AsRawFd;
+    match stream {
+        AsyncStream::Tcp(s) => s.as_raw_fd(),
+        AsyncStream::Unix(s) => s.as_raw_fd(),
+    }
 }
 
 /// Applies the TCP options to a connected stream.

@@ -10,10 +10,12 @@ use std::sync::{Arc, Mutex, Weak};
 use socket2::{Domain, Socket as RawSocket, Type};
 
 use crate::command::SocketCommand;
-use crate::connection::{configure_tcp, handshake, run_engine, SocketLink};
+use crate::connection::{configure_tcp, handshake, run_engine, stream_fd, SocketLink};
 use crate::endpoint::{tcp_endpoint_string, TcpAddr};
+use crate::engine::EngineEnd;
 use crate::error::{Error, Result};
 use crate::ipc::ipc_cleanup;
+use crate::monitor::{EVENT_ACCEPTED, EVENT_ACCEPT_FAILED, EVENT_DISCONNECTED};
 use crate::option::Options;
 use crate::peer::pipe_pair;
 use crate::session::{ActivityGuard, SessionCtl};
@@ -24,6 +26,16 @@ use crate::stream::AsyncStream;
 pub(crate) enum Bound {
     Tcp(TcpListener),
     Ipc(UnixListener, String),
+}
+
+impl Bound {
+    pub(crate) fn raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        match self {
+            Bound::Tcp(l) => l.as_raw_fd(),
+            Bound::Ipc(l, _) => l.as_raw_fd(),
+        }
+    }
 }
 
 /// Binds a TCP listener; returns it with its ZMQ_LAST_ENDPOINT.
@@ -93,6 +105,7 @@ pub(crate) async fn accept_loop(
     link: SocketLink,
     bound: Bound,
     lctl: Arc<ListenerCtl>,
+    endpoint: String,
     guard: ActivityGuard,
 ) {
     match bound {
@@ -108,9 +121,9 @@ pub(crate) async fn accept_loop(
                 match accepted {
                     Ok((stream, _)) => {
                         configure_tcp(&stream, &link.options);
-                        spawn_session(&link, AsyncStream::Tcp(stream), &lctl);
+                        spawn_session(&link, AsyncStream::Tcp(stream), &lctl, &endpoint);
                     }
-                    Err(_) => accept_pause().await,
+                    Err(e) => accept_failed(&link, e, &endpoint).await,
                 }
             }
         }
@@ -123,9 +136,9 @@ pub(crate) async fn accept_loop(
                     };
                     match accepted {
                         Ok((stream, _)) => {
-                            spawn_session(&link, AsyncStream::Unix(stream), &lctl);
+                            spawn_session(&link, AsyncStream::Unix(stream), &lctl, &endpoint);
                         }
-                        Err(_) => accept_pause().await,
+                        Err(e) => accept_failed(&link, e, &endpoint).await,
                     }
                 }
             }
@@ -135,16 +148,20 @@ pub(crate) async fn accept_loop(
     drop(guard);
 }
 
-/// After an accept error (EMFILE ...) wait a little instead of spinning.
-async fn accept_pause() {
+/// After an accept error (EMFILE ...) report it and wait a little instead of spinning.
+async fn accept_failed(link: &SocketLink, e: std::io::Error, endpoint: &str) {
+    link.monitor
+        .emit_errno(EVENT_ACCEPT_FAILED, &Error::from(e), endpoint);
     tokio::time::sleep(std::time::Duration::from_millis(10)).await;
 }
 
-fn spawn_session(link: &SocketLink, stream: AsyncStream, lctl: &Arc<ListenerCtl>) {
+fn spawn_session(link: &SocketLink, stream: AsyncStream, lctl: &Arc<ListenerCtl>, endpoint: &str) {
+    link.monitor
+        .emit_fd(EVENT_ACCEPTED, stream_fd(&stream), endpoint);
     let ctl = SessionCtl::new(link.options.linger);
     lctl.track(&ctl);
     let guard = link.activity.enter();
-    tokio::spawn(serve(link.clone(), stream, ctl, guard));
+    tokio::spawn(serve(link.clone(), stream, ctl, endpoint.to_owned(), guard));
 }
 
 /// One accepted connection: handshake, attach its pipes to the socket, run the engine.
@@ -152,10 +169,12 @@ async fn serve(
     link: SocketLink,
     mut stream: AsyncStream,
     ctl: Arc<SessionCtl>,
+    endpoint: String,
     _guard: ActivityGuard,
 ) {
+    let fd = stream_fd(&stream);
     let hs = tokio::select! {
-        r = handshake(&mut stream, &link) => r,
+        r = handshake(&mut stream, &link, &endpoint) => r,
         () = ctl.done() => Err(Error::Term),
     };
     let Ok((peer, leftover)) = hs else {
@@ -176,5 +195,8 @@ async fn serve(
         metadata: Arc::new(peer.metadata),
     });
     // The pipes come back when the connection ends; dropping them tells the socket.
-    let _ = run_engine(&link, stream, far, &ctl, leftover, peer.minor).await;
+    let exit = run_engine(&link, stream, far, &ctl, leftover, peer.minor).await;
+    if let Some(EngineEnd::Disconnected(_)) = exit.map(|e| e.end) {
+        link.monitor.emit_fd(EVENT_DISCONNECTED, fd, &endpoint);
+    }
 }

@@ -25,6 +25,7 @@ use crate::flags::{Events, RecvFlags, SendFlags};
 use crate::inproc::InprocSide;
 use crate::ipc::ipc_bind;
 use crate::listener::{accept_loop, bind_tcp, Bound, ListenerCtl};
+use crate::monitor::{MonitorHub, EVENT_BIND_FAILED, EVENT_CLOSED, EVENT_LISTENING};
 use crate::msg::Msg;
 use crate::option::{self, Options};
 use crate::pattern::{self, Pattern};
@@ -56,6 +57,8 @@ struct BindRecord {
     given: String,
     resolved: String,
     binding: Binding,
+    /// The listening fd, reported by CLOSED.
+    fd: Option<RawFd>,
 }
 
 #[derive(Debug)]
@@ -79,6 +82,7 @@ pub struct Socket {
     last_endpoint: String,
     binds: Vec<BindRecord>,
     connects: Vec<ConnectRecord>,
+    monitor: Arc<MonitorHub>,
     _active: ActivityGuard,
 }
 
@@ -127,6 +131,7 @@ impl Socket {
             last_endpoint: String::new(),
             binds: Vec::new(),
             connects: Vec::new(),
+            monitor: MonitorHub::new(),
             _active: active,
         })
     }
@@ -151,6 +156,7 @@ impl Socket {
                 pipe_ids: Arc::clone(&self.ctx.pipe_ids),
                 kind: self.kind,
                 options: self.options.clone(),
+                monitor: Arc::clone(&self.monitor),
             },
             handle,
         ))
@@ -180,15 +186,18 @@ impl Socket {
                     given: endpoint.to_owned(),
                     resolved: endpoint.to_owned(),
                     binding: Binding::Inproc(name),
+                    fd: None,
                 });
                 endpoint.to_owned()
             }
             Endpoint::Tcp(addr) => {
-                let (listener, resolved) = bind_tcp(&addr, &self.options)?;
+                let (listener, resolved) = bind_tcp(&addr, &self.options)
+                    .inspect_err(|e| self.monitor.emit_errno(EVENT_BIND_FAILED, e, endpoint))?;
                 self.start_listener(endpoint, resolved, Bound::Tcp(listener))?
             }
             Endpoint::Ipc(path) => {
-                let (listener, path) = ipc_bind(&path)?;
+                let (listener, path) = ipc_bind(&path)
+                    .inspect_err(|e| self.monitor.emit_errno(EVENT_BIND_FAILED, e, endpoint))?;
                 let resolved = format!("ipc://{path}");
                 self.start_listener(endpoint, resolved, Bound::Ipc(listener, path))?
             }
@@ -201,11 +210,20 @@ impl Socket {
         let (link, handle) = self.link()?;
         let lctl = ListenerCtl::new(self.options.linger);
         let guard = self.ctx.activity.enter();
-        handle.spawn(accept_loop(link, bound, Arc::clone(&lctl), guard));
+        let fd = bound.raw_fd();
+        self.monitor.emit_fd(EVENT_LISTENING, fd, &resolved);
+        handle.spawn(accept_loop(
+            link,
+            bound,
+            Arc::clone(&lctl),
+            resolved.clone(),
+            guard,
+        ));
         self.binds.push(BindRecord {
             given: given.to_owned(),
             resolved: resolved.clone(),
             binding: Binding::Listener(lctl),
+            fd: Some(fd),
         });
         Ok(resolved)
     }
@@ -263,7 +281,14 @@ impl Socket {
         };
         self.options.connect_routing_id = None;
         let guard = self.ctx.activity.enter();
-        handle.spawn(connect_loop(link, target, Arc::clone(&ctl), held, guard));
+        handle.spawn(connect_loop(
+            link,
+            target,
+            Arc::clone(&ctl),
+            held,
+            endpoint.to_owned(),
+            guard,
+        ));
         self.connects.push(ConnectRecord {
             endpoint: endpoint.to_owned(),
             ctl: Some(ctl),
@@ -283,6 +308,9 @@ impl Socket {
             .position(|b| b.resolved == endpoint || b.given == endpoint)
             .ok_or(Error::NoEnt)?;
         let record = self.binds.remove(pos);
+        if let Some(fd) = record.fd {
+            self.monitor.emit_fd(EVENT_CLOSED, fd, &record.resolved);
+        }
         match record.binding {
             Binding::Listener(l) => l.unbind(),
             Binding::Inproc(name) => self.ctx.inproc.unbind(&name, self.id)?,
@@ -308,6 +336,22 @@ impl Socket {
             self.core.get_mut().pattern.detach(id);
         }
         Ok(())
+    }
+
+    /// Starts a monitor (libzmq's `zmq_socket_monitor`): a PAIR bound at the inproc
+    /// `endpoint` receives the `events` (a mask of `monitor::EVENT_*`) in libzmq's two-frame
+    /// format; read them with a PAIR connected there and [`crate::monitor::MonitorEvent`].
+    /// A second call replaces the monitor; `EPROTONOSUPPORT` for a non-inproc endpoint.
+    pub fn monitor(&mut self, endpoint: &str, events: u16) -> Result<()> {
+        if self.ctx.is_terminated() {
+            return Err(Error::Term);
+        }
+        self.monitor.start(&self.ctx, endpoint, events)
+    }
+
+    /// Stops the monitor (it sends MONITOR_STOPPED if asked for).
+    pub fn stop_monitor(&mut self) {
+        self.monitor.stop();
     }
 
     /// Sends one message part.
@@ -494,8 +538,13 @@ impl Socket {
             }
             option::ZMQ_MECHANISM => put_int(out, 0),
             _ => {
-                let own = self.core.try_borrow().ok().and_then(|c| c.pattern.get_option(option, out));
-                own.or_else(|| self.options.get(option, out)).unwrap_or(Err(Error::Invalid))
+                let own = self
+                    .core
+                    .try_borrow()
+                    .ok()
+                    .and_then(|c| c.pattern.get_option(option, out));
+                own.or_else(|| self.options.get(option, out))
+                    .unwrap_or(Err(Error::Invalid))
             }
         }
     }
@@ -618,6 +667,9 @@ impl Drop for Socket {
     fn drop(&mut self) {
         let linger = self.options.linger;
         for b in self.binds.drain(..) {
+            if let Some(fd) = b.fd {
+                self.monitor.emit_fd(EVENT_CLOSED, fd, &b.resolved);
+            }
             match b.binding {
                 Binding::Listener(l) => l.close(linger),
                 Binding::Inproc(name) => {
@@ -630,6 +682,7 @@ impl Drop for Socket {
                 ctl.close(linger);
             }
         }
+        self.monitor.stop();
         self.ctx.unregister(self.id);
     }
 }
