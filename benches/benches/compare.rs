@@ -171,6 +171,12 @@ fn main() {
             for &size in &o.sizes {
                 cell += 1;
                 let (thr_n, lat_n) = counts(size, o.full);
+                // REQ/REP throughput is counted in round trips: size it like latency.
+                let thr_n = if pattern == Pattern::ReqRep {
+                    lat_n
+                } else {
+                    thr_n
+                };
                 let mut thr: Vec<Vec<Throughput>> = vec![Vec::new(); NAMES.len()];
                 let mut lat: Vec<Vec<Latency>> = vec![Vec::new(); NAMES.len()];
                 for rep in 0..o.reps {

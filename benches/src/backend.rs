@@ -14,6 +14,8 @@ pub enum Kind {
     Sub,
     Dealer,
     Router,
+    Req,
+    Rep,
 }
 
 /// A failure inside a benchmark run (a timeout or an error from the library).

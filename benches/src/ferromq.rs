@@ -31,6 +31,8 @@ impl Backend for Ferromq {
             Kind::Sub => SocketType::Sub,
             Kind::Dealer => SocketType::Dealer,
             Kind::Router => SocketType::Router,
+            Kind::Req => SocketType::Req,
+            Kind::Rep => SocketType::Rep,
         };
         let mut s = self.ctx.socket(kind).map_err(|e| err("socket", e))?;
         s.set_sndhwm(hwm).map_err(|e| err("sndhwm", e))?;

@@ -34,6 +34,8 @@ impl Backend for Libzmq {
             Kind::Sub => zmq::SUB,
             Kind::Dealer => zmq::DEALER,
             Kind::Router => zmq::ROUTER,
+            Kind::Req => zmq::REQ,
+            Kind::Rep => zmq::REP,
         };
         let socket = self.ctx.socket(kind).map_err(|e| err("socket", e))?;
         socket.set_sndhwm(hwm).map_err(|e| err("sndhwm", e))?;
