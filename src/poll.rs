@@ -1,17 +1,30 @@
-//! `poll` over sockets: a simple, correct loop on ZMQ_EVENTS and the sockets' eventfds
-//! (the later async/poll work extends it to raw fds).
+//! `poll` over sockets and raw file descriptors together, as `zmq_poll` does.
+//!
+//! A socket is ready when its ZMQ_EVENTS say so; its ZMQ_FD (the eventfd every wake-up
+//! lands on) only tells us *when to look again*, which is libzmq's edge-triggered meaning.
+//! So each round asks the sockets first, then waits on all fds in one `poll(2)`: the sockets'
+//! eventfds for input, the raw fds for what the caller asked. A raw fd reports what the
+//! kernel says (anything beyond in/out, such as HUP or NVAL, becomes `POLLERR`), as libzmq.
 
+use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
 
 use crate::error::{Error, Result};
+use crate::flags::{POLLERR, POLLIN, POLLOUT};
 use crate::socket::Socket;
 
-/// One entry of a [`poll`] set.
+#[derive(Debug)]
+enum Target<'a> {
+    Socket(&'a Socket),
+    Fd(BorrowedFd<'a>),
+}
+
+/// One entry of a [`poll`] set: a socket or a file descriptor.
 #[derive(Debug)]
 pub struct PollItem<'a> {
-    socket: &'a Socket,
+    target: Target<'a>,
     events: i16,
     revents: i16,
 }
@@ -20,7 +33,18 @@ impl<'a> PollItem<'a> {
     /// Polls `socket` for `events` (`POLLIN` | `POLLOUT`).
     pub fn socket(socket: &'a Socket, events: i16) -> PollItem<'a> {
         PollItem {
-            socket,
+            target: Target::Socket(socket),
+            events,
+            revents: 0,
+        }
+    }
+
+    /// Polls a file descriptor for `events` (`POLLIN` | `POLLOUT`; `POLLERR` is always
+    /// reported). A C caller's raw fd becomes one with `BorrowedFd::borrow_raw` at the
+    /// boundary, where its lifetime is the caller's promise.
+    pub fn fd(fd: BorrowedFd<'a>, events: i16) -> PollItem<'a> {
+        PollItem {
+            target: Target::Fd(fd),
             events,
             revents: 0,
         }
@@ -33,26 +57,92 @@ impl<'a> PollItem<'a> {
 
     /// Whether `POLLIN` was ready.
     pub fn is_readable(&self) -> bool {
-        self.revents & crate::POLLIN != 0
+        self.revents & POLLIN != 0
     }
 
     /// Whether `POLLOUT` was ready.
     pub fn is_writable(&self) -> bool {
-        self.revents & crate::POLLOUT != 0
+        self.revents & POLLOUT != 0
+    }
+
+    /// Whether the fd reported an error or hang-up.
+    pub fn is_error(&self) -> bool {
+        self.revents & POLLERR != 0
+    }
+
+    fn poll_fd(&self) -> PollFd<'a> {
+        match self.target {
+            Target::Socket(s) => PollFd::from_borrowed_fd(s.signaler().borrowed(), PollFlags::IN),
+            Target::Fd(fd) => {
+                let mut flags = PollFlags::empty();
+                if self.events & POLLIN != 0 {
+                    flags |= PollFlags::IN;
+                }
+                if self.events & POLLOUT != 0 {
+                    flags |= PollFlags::OUT;
+                }
+                PollFd::from_borrowed_fd(fd, flags)
+            }
+        }
     }
 }
 
+/// An fd's kernel readiness in `zmq_poll` terms.
+fn fd_revents(got: PollFlags) -> i16 {
+    let mut r = 0;
+    if got.contains(PollFlags::IN) {
+        r |= POLLIN;
+    }
+    if got.contains(PollFlags::OUT) {
+        r |= POLLOUT;
+    }
+    if got.intersects(!(PollFlags::IN | PollFlags::OUT)) {
+        r |= POLLERR;
+    }
+    r
+}
+
+fn timespec(d: Duration) -> rustix::event::Timespec {
+    rustix::event::Timespec {
+        tv_sec: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        tv_nsec: i64::from(d.subsec_nanos()),
+    }
+}
+
+/// One `poll(2)` over every item's fd; `None` waits forever.
+fn wait(items: &[PollItem<'_>], timeout: Option<Duration>) -> Result<Vec<PollFlags>> {
+    let mut fds: Vec<PollFd<'_>> = items.iter().map(PollItem::poll_fd).collect();
+    let ts = timeout.map(timespec);
+    match rustix::event::poll(&mut fds, ts.as_ref()) {
+        Ok(_) | Err(rustix::io::Errno::INTR) => {}
+        Err(e) => return Err(Error::from_errno(e.raw_os_error())),
+    }
+    Ok(fds.iter().map(PollFd::revents).collect())
+}
+
 /// Waits until one of `items` is ready or `timeout_ms` passes (-1 = forever, 0 = check
-/// once); returns how many items are ready.
+/// once); returns how many items are ready. An empty set sleeps out the timeout (`EINVAL`
+/// with -1, which would never return).
 pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
     let until = u64::try_from(timeout_ms)
         .ok()
         .map(|ms| Instant::now() + Duration::from_millis(ms));
+    if items.is_empty() {
+        let Some(d) = until else {
+            return Err(Error::Invalid);
+        };
+        std::thread::sleep(d.saturating_duration_since(Instant::now()));
+        return Ok(0);
+    }
+    // The first round looks without waiting so raw fds are checked even at timeout 0.
+    let mut kernel = wait(items, Some(Duration::ZERO))?;
     loop {
         let mut ready = 0;
-        for item in items.iter_mut() {
-            let ev = item.socket.current_events().bits();
-            item.revents = ev & item.events;
+        for (item, got) in items.iter_mut().zip(&kernel) {
+            item.revents = match item.target {
+                Target::Socket(s) => s.current_events().bits() & item.events,
+                Target::Fd(_) => fd_revents(*got),
+            };
             if item.revents != 0 {
                 ready += 1;
             }
@@ -70,17 +160,60 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
             }
             None => None,
         };
-        let mut fds: Vec<PollFd<'_>> = items
-            .iter()
-            .map(|i| PollFd::from_borrowed_fd(i.socket.signaler().borrowed(), PollFlags::IN))
-            .collect();
-        let timeout = left.map(|d| rustix::event::Timespec {
-            tv_sec: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
-            tv_nsec: i64::from(d.subsec_nanos()),
-        });
-        match rustix::event::poll(&mut fds, timeout.as_ref()) {
-            Ok(_) | Err(rustix::io::Errno::INTR) => {}
-            Err(e) => return Err(Error::from_errno(e.raw_os_error())),
-        }
+        kernel = wait(items, left)?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Context, SendFlags, SocketType};
+    use std::io::{Read, Write};
+    use std::os::fd::AsFd;
+
+    #[test]
+    fn fd_flags_map_like_zmq_poll() {
+        assert_eq!(fd_revents(PollFlags::IN), POLLIN);
+        assert_eq!(fd_revents(PollFlags::OUT | PollFlags::IN), POLLIN | POLLOUT);
+        assert_eq!(fd_revents(PollFlags::HUP), POLLERR);
+        assert_eq!(fd_revents(PollFlags::empty()), 0);
+    }
+
+    #[test]
+    fn timeouts_zero_and_empty_sets() {
+        let (r, _w) = std::os::unix::net::UnixStream::pair().unwrap();
+        let mut items = [PollItem::fd(r.as_fd(), POLLIN)];
+        assert_eq!(poll(&mut items, 0).unwrap(), 0);
+        let t = Instant::now();
+        assert_eq!(poll(&mut items, 30).unwrap(), 0);
+        assert!(t.elapsed() >= Duration::from_millis(30));
+        assert_eq!(poll(&mut [], 1).unwrap(), 0);
+        assert_eq!(poll(&mut [], -1), Err(Error::Invalid));
+    }
+
+    #[test]
+    fn socket_and_fd_in_one_set() {
+        let ctx = Context::new();
+        let mut a = ctx.socket(SocketType::Pair).unwrap();
+        let mut b = ctx.socket(SocketType::Pair).unwrap();
+        a.bind("inproc://unit-poll").unwrap();
+        b.connect("inproc://unit-poll").unwrap();
+        let (mut r, mut w) = std::os::unix::net::UnixStream::pair().unwrap();
+        b.send("x", SendFlags::empty()).unwrap();
+        let mut items = [
+            PollItem::socket(&a, POLLIN),
+            PollItem::fd(r.as_fd(), POLLIN),
+        ];
+        assert_eq!(poll(&mut items, -1).unwrap(), 1);
+        assert!(items[0].is_readable() && !items[1].is_readable());
+        w.write_all(b"!").unwrap();
+        assert_eq!(poll(&mut items, 0).unwrap(), 2);
+        drop(w);
+        let mut buf = [0u8; 4];
+        r.read_exact(&mut buf[..1]).unwrap();
+        let mut items = [PollItem::fd(r.as_fd(), POLLIN)];
+        poll(&mut items, 1000).unwrap();
+        // A closed writer: readable (EOF), with HUP as POLLERR, as zmq_poll reports it.
+        assert!(items[0].is_readable() || items[0].is_error());
     }
 }

@@ -57,7 +57,11 @@ fn bind_accept_connect_handshake_disconnect_close() {
     let endpoint = server.last_endpoint().expect("endpoint");
     let (listening, _) = wait_for(&mut ms, monitor::EVENT_LISTENING);
     assert_eq!(listening.endpoint, endpoint);
-    assert!(listening.value > 2, "a listening fd, not {}", listening.value);
+    assert!(
+        listening.value > 2,
+        "a listening fd, not {}",
+        listening.value
+    );
 
     let mut client = ctx.socket(SocketType::Dealer).expect("dealer");
     client
@@ -80,13 +84,22 @@ fn bind_accept_connect_handshake_disconnect_close() {
 
     client.send("hi", SendFlags::empty()).expect("send");
     server.set_rcvtimeo(5000).expect("rcvtimeo");
-    assert_eq!(server.recv_multipart(RecvFlags::empty()).expect("recv").len(), 2);
+    assert_eq!(
+        server
+            .recv_multipart(RecvFlags::empty())
+            .expect("recv")
+            .len(),
+        2
+    );
 
     client.set_linger(0).expect("linger");
     drop(client);
     let (gone, _) = wait_for(&mut ms, monitor::EVENT_DISCONNECTED);
     assert_eq!(gone.endpoint, endpoint);
-    assert_eq!(gone.value, accepted.value, "DISCONNECTED carries the accepted fd");
+    assert_eq!(
+        gone.value, accepted.value,
+        "DISCONNECTED carries the accepted fd"
+    );
 
     server.unbind(&endpoint).expect("unbind");
     let (closed, _) = wait_for(&mut ms, monitor::EVENT_CLOSED);
@@ -110,7 +123,11 @@ fn bad_greeting_reports_the_zmtp_protocol_error_code() {
     let mut m = watcher(&ctx, "inproc://mon-bad");
     server.bind("tcp://127.0.0.1:*").expect("bind");
     let endpoint = server.last_endpoint().expect("endpoint");
-    let port: u16 = endpoint.rsplit(':').next().and_then(|p| p.parse().ok()).expect("port");
+    let port: u16 = endpoint
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("port");
     let mut raw = TcpStream::connect(("127.0.0.1", port)).expect("raw connect");
     // A PLAIN client against a NULL server: ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH.
     raw.write_all(&raw_greeting(b"PLAIN")).expect("greeting");
@@ -157,7 +174,10 @@ fn libzmq_reads_ferromq_monitor_events() {
         u16::from_ne_bytes([frames[0][0], frames[0][1]]),
         monitor::EVENT_LISTENING
     );
-    assert_eq!(frames[1].as_ref(), server.last_endpoint().expect("ep").as_bytes());
+    assert_eq!(
+        frames[1].as_ref(),
+        server.last_endpoint().expect("ep").as_bytes()
+    );
 
     // And the same parse works on what real libzmq emits.
     let zctx = zmq::Context::new();
