@@ -257,11 +257,15 @@ impl Engine {
                 }
                 return Ok(Step::Idle);
             }
-            if self.out_closed && self.linger_deadline.is_some_and(|d| d <= Instant::now()) {
-                self.end = Some(EngineEnd::Finished);
-                return Ok(Step::Done);
-            }
             if !self.writable {
+                // Linger bounds the wait for the kernel only: what it takes without blocking
+                // goes out even at linger 0, as in libzmq, whose engine writes the messages
+                // sent before close (their activation precedes the term command) before the
+                // session ends it. A reply sent right before close must not vanish.
+                if self.out_closed && self.linger_deadline.is_some_and(|d| d <= Instant::now()) {
+                    self.end = Some(EngineEnd::Finished);
+                    return Ok(Step::Done);
+                }
                 return Ok(match self.linger_deadline {
                     Some(d) if self.out_closed => Step::Until(d),
                     _ => Step::Idle,
@@ -320,5 +324,65 @@ fn handle_command(body: Bytes, encoder: &mut Encoder) -> Result<Option<Bytes>, E
         Ok(Command::Error(_)) => Err(Error::ConnReset),
         Ok(_) => Ok(None),
         Err(_) => Err(Error::ConnReset),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Context, RecvFlags, SendFlags, SocketType};
+
+    const ROUNDS: usize = 4;
+    const ROUND_TRIPS: usize = 1_000;
+
+    fn endpoints() -> [String; 2] {
+        let ipc = std::env::temp_dir().join(format!(
+            "ferromq-engine-pingpong-{}-{:x}.sock",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        [
+            "tcp://127.0.0.1:*".to_owned(),
+            format!("ipc://{}", ipc.display()),
+        ]
+    }
+
+    /// Ping-pong on fresh PAIR sockets whose echo side closes (linger 0) right after its last
+    /// reply, as benchmark harnesses do: every reply, the last included, must arrive. The last
+    /// one used to be dropped by the closing engine, so the pinger waited out RCVTIMEO.
+    #[test]
+    fn ping_pong_on_fresh_sockets_loses_no_reply() {
+        let ctx = Context::new();
+        for endpoint in endpoints() {
+            for round in 0..ROUNDS {
+                let mut bound = ctx.socket(SocketType::Pair).unwrap();
+                let mut connected = ctx.socket(SocketType::Pair).unwrap();
+                for s in [&mut bound, &mut connected] {
+                    s.set_linger(0).unwrap();
+                    s.set_rcvtimeo(5_000).unwrap();
+                    s.set_sndhwm(1_000).unwrap();
+                    s.set_rcvhwm(1_000).unwrap();
+                }
+                bound.bind(&endpoint).unwrap();
+                connected.connect(&bound.last_endpoint().unwrap()).unwrap();
+                let echo = std::thread::spawn(move || {
+                    for _ in 0..ROUND_TRIPS {
+                        let msg = bound.recv(RecvFlags::empty())?;
+                        bound.send(msg, SendFlags::empty())?;
+                    }
+                    // `bound` closes here, right after the last reply.
+                    Ok::<_, crate::Error>(())
+                });
+                let payload = bytes::Bytes::from(vec![7u8; 64]);
+                for i in 0..ROUND_TRIPS {
+                    connected.send(payload.clone(), SendFlags::empty()).unwrap();
+                    let reply = connected.recv(RecvFlags::empty()).unwrap_or_else(|e| {
+                        panic!("{endpoint} round {round}: reply {i} lost ({e})")
+                    });
+                    assert_eq!(reply.as_slice(), &payload[..]);
+                }
+                echo.join().unwrap().unwrap();
+            }
+        }
+        ctx.term();
     }
 }
