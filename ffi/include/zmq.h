@@ -418,30 +418,6 @@ int zmq_term(void *ctx);
 // Legacy name of [`zmq_ctx_term`].
 int zmq_ctx_destroy(void *ctx);
 
-// Would publish `events` on `addr` (an inproc PAIR endpoint) in libzmq's two-frame format.
-int zmq_socket_monitor(void *s, const char *addr, int events);
-
-// Receives one frame into `buf`, copying at most `len` bytes; returns the frame's size
-int zmq_recv(void *s, void *buf, size_t len, int flags);
-
-// Receives one frame into `msg` (which must be initialised; its old content is released);
-int zmq_msg_recv(zmq_msg_t *msg, void *s, int flags);
-
-// Legacy form of [`zmq_msg_recv`] with the socket first.
-int zmq_recvmsg(void *s, zmq_msg_t *msg, int flags);
-
-// Sends a copy of `len` bytes from `buf`; returns `len` (clipped to `INT_MAX`).
-int zmq_send(void *s, const void *buf, size_t len, int flags);
-
-// Sends `len` bytes from `buf` without copying: the buffer must stay valid and unchanged for
-int zmq_send_const(void *s, const void *buf, size_t len, int flags);
-
-// Sends the message (one frame; `ZMQ_SNDMORE` says more follow) and leaves `msg` empty;
-int zmq_msg_send(zmq_msg_t *msg, void *s, int flags);
-
-// Legacy form of [`zmq_msg_send`] with the socket first.
-int zmq_sendmsg(void *s, zmq_msg_t *msg, int flags);
-
 // Creates a socket of libzmq type number `kind` (`EINVAL` for an unknown type, or one this
 void *zmq_socket(void *ctx, int kind);
 
@@ -466,8 +442,41 @@ int zmq_setsockopt(void *s, int option, const void *optval, size_t optvallen);
 // Reads a socket option into `optval`; `*optvallen` is the buffer's size on entry and the
 int zmq_getsockopt(void *s, int option, void *optval, size_t *optvallen);
 
+// Sends a copy of `len` bytes from `buf`; returns `len` (clipped to `INT_MAX`).
+int zmq_send(void *s, const void *buf, size_t len, int flags);
+
+// Sends `len` bytes from `buf` without copying: the buffer must stay valid and unchanged for
+int zmq_send_const(void *s, const void *buf, size_t len, int flags);
+
+// Sends the message (one frame; `ZMQ_SNDMORE` says more follow) and leaves `msg` empty;
+int zmq_msg_send(zmq_msg_t *msg, void *s, int flags);
+
+// Legacy form of [`zmq_msg_send`] with the socket first.
+int zmq_sendmsg(void *s, zmq_msg_t *msg, int flags);
+
+// Receives one frame into `buf`, copying at most `len` bytes; returns the frame's size
+int zmq_recv(void *s, void *buf, size_t len, int flags);
+
+// Receives one frame into `msg` (which must be initialised; its old content is released);
+int zmq_msg_recv(zmq_msg_t *msg, void *s, int flags);
+
+// Legacy form of [`zmq_msg_recv`] with the socket first.
+int zmq_recvmsg(void *s, zmq_msg_t *msg, int flags);
+
+// Starts (or, with `addr` NULL, stops) publishing `events` (a `ZMQ_EVENT_*` mask) on the
+int zmq_socket_monitor(void *s, const char *addr, int events);
+
 // Waits until one of `nitems` items is ready or `timeout` ms pass (-1: forever, 0: check once);
 int zmq_poll(struct zmq_pollitem_t *items, int nitems, long timeout);
+
+// Shuttles messages between `frontend` and `backend` (copying each to `capture` when given)
+int zmq_proxy(void *frontend, void *backend, void *capture);
+
+// As [`zmq_proxy`], also obeying PAUSE, RESUME, TERMINATE and STATISTICS on `control`;
+int zmq_proxy_steerable(void *frontend, void *backend, void *capture, void *control);
+
+// Legacy: `zmq_proxy (frontend, backend, NULL)`; the device type is ignored, as in libzmq.
+int zmq_device(int kind, void *frontend, void *backend);
 
 // Encodes `size` bytes (a multiple of 4) of `data` into `dest` as `size * 5 / 4` characters
 char *zmq_z85_encode(char *dest, const uint8_t *data, size_t size);

@@ -33,14 +33,22 @@ pub mod msg;
 pub mod registry;
 
 pub mod ctx;
-pub mod monitor;
-pub mod recv;
-pub mod send;
+
 pub mod socket;
+
 pub mod sockopt;
 
-pub mod poll;
+pub mod send;
+
+pub mod recv;
+
+pub mod monitor;
+
 pub mod pollitem;
+
+pub mod poll;
+
+pub mod proxy;
 
 pub mod z85;
 
