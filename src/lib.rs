@@ -34,6 +34,7 @@
 //! Socket types are thin state machines ([`SocketType::Pair`], `Dealer`, `Router`, `Push`,
 //! `Pull` so far) over a shared load balancer and fair queue.
 
+mod async_socket;
 mod command;
 mod connecter;
 mod connection;
@@ -59,6 +60,7 @@ mod socket;
 mod stream;
 mod wake;
 
+pub use async_socket::AsyncSocket;
 pub use bytes::Bytes;
 pub use context::Context;
 pub use error::{Error, Result, EFSM, EMTHREAD, ENOCOMPATPROTO, ETERM, ZMQ_HAUSNUMERO};
