@@ -1,0 +1,84 @@
+//! The C perf tools (`tests/c/perf`, libzmq's perf interface) build against ferromq and
+//! against real libzmq and run a small exchange over tcp with each, printing libzmq's lines.
+//! This checks the tools, not the speed: `ffi/perf/compare.sh` measures.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+#[path = "../c/harness.rs"]
+mod harness;
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
+    l.local_addr().expect("local addr").port()
+}
+
+/// Runs `local_<kind>` then `remote_<kind>` against each other; returns the output of the
+/// side that prints the figures.
+fn run_pair(dir: &Path, kind: &str, size: &str, count: &str) -> String {
+    let endpoint = format!("tcp://127.0.0.1:{}", free_port());
+    let local = Command::new(dir.join(format!("local_{kind}")))
+        .args([endpoint.as_str(), size, count])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the local side");
+    std::thread::sleep(Duration::from_millis(100));
+    let remote = Command::new(dir.join(format!("remote_{kind}")))
+        .args([endpoint.as_str(), size, count])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the remote side");
+    let remote = harness::wait_bounded(remote, LIMIT);
+    let local = harness::wait_bounded(local, LIMIT);
+    assert!(
+        local.status.success() && remote.status.success(),
+        "{kind} {size} B:\nlocal: {}\nremote: {}",
+        harness::text(&local),
+        harness::text(&remote)
+    );
+    let figures = if kind == "thr" { &local } else { &remote };
+    String::from_utf8_lossy(&figures.stdout).into_owned()
+}
+
+fn check_tools(dir: &Path) {
+    let thr = run_pair(dir, "thr", "64", "20000");
+    assert!(thr.contains("message size: 64 [B]"), "{thr}");
+    assert!(thr.contains("message count: 20000"), "{thr}");
+    assert!(thr.contains("[msg/s]") && thr.contains("[Mb/s]"), "{thr}");
+    let big = run_pair(dir, "thr", "65536", "200");
+    assert!(big.contains("message size: 65536 [B]"), "{big}");
+    let lat = run_pair(dir, "lat", "64", "500");
+    assert!(lat.contains("roundtrip count: 500"), "{lat}");
+    assert!(lat.contains("average latency:"), "{lat}");
+}
+
+fn build(dir: &Path, scratch: &Path, ferromq: bool) {
+    for tool in ["local_thr", "remote_thr", "local_lat", "remote_lat"] {
+        let source = harness::c_source(&format!("perf/{tool}.c"));
+        let output = dir.join(tool);
+        if ferromq {
+            harness::compile_against_ferromq(&source, scratch, &output);
+        } else {
+            harness::compile_against_libzmq(&source, &output);
+        }
+    }
+}
+
+#[test]
+fn perf_tools_against_ferromq() {
+    let scratch = harness::scratch_dir("c-perf-ferromq");
+    build(&scratch, &scratch, true);
+    check_tools(&scratch);
+}
+
+#[test]
+fn perf_tools_against_libzmq() {
+    let scratch = harness::scratch_dir("c-perf-libzmq");
+    build(&scratch, &scratch, false);
+    check_tools(&scratch);
+}
