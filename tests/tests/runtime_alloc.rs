@@ -1,0 +1,225 @@
+//! The steady-state hot path allocates nothing per message.
+//!
+//! A counting global allocator (local to this test binary) counts every allocation, both per
+//! thread (the application's sending and receiving threads) and process wide (which adds the
+//! I/O threads' engines and everything else). After a warm-up that lets pipes, encoders and
+//! read buffers reach their working size, 100,000 messages of 64 B cross a tcp connection
+//! (PAIR, DEALER -> ROUTER and ROUTER -> DEALER). The receiving thread must allocate nothing;
+//! the sending thread and the process only the occasional pipe chunk or read buffer (see
+//! [`SENDER_FRAMES_PER_ALLOC`]), never anything per message. Sends use clones of one pre-built `Bytes` (zero copy), as a program that cares
+//! about allocation would.
+//!
+//! The tests run one after another (a lock) so that one's traffic does not count in another.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::thread;
+
+use bytes::Bytes;
+use ferromq::{Context, RecvFlags, SendFlags, Socket, SocketType};
+
+struct Counting;
+
+static PROCESS: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    static THREAD: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count() {
+    PROCESS.fetch_add(1, Ordering::Relaxed);
+    // A thread being torn down has no thread-locals left; its allocations count process wide.
+    let _ = THREAD.try_with(|c| c.set(c.get() + 1));
+}
+
+// SAFETY: every call forwards to `System` with the caller's arguments unchanged; counting
+// touches only an atomic and a const-initialised thread-local `Cell`, neither of which
+// allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract, which `System` shares.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: as for `alloc`.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        // SAFETY: `ptr` came from this allocator, i.e. from `System`, with `layout`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from this allocator, i.e. from `System`, with `layout`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn thread_count() -> u64 {
+    THREAD.with(Cell::get)
+}
+
+/// Messages measured per test.
+const MESSAGES: u64 = 100_000;
+/// Messages sent before counting starts.
+const WARM_UP: u64 = 20_000;
+const SIZE: usize = 64;
+/// Most allocations tolerated in the receiving thread over the measured messages: none is
+/// expected (a received frame is a slice of the engine's buffer, metadata an `Arc` clone).
+const RECEIVER_LIMIT: u64 = 4;
+/// Frames per allocation at least, in the sending thread and process wide. What remains is
+/// not per message: a pipe keeps one spare chunk of 256 frames, so a writer that refilled
+/// several chunks after waiting at SNDHWM allocates about one chunk per 256 frames per pipe
+/// (two pipes per direction), and the engine replaces its 8-64 KiB read buffer when received
+/// frames still hold the old one. Anything allocated per frame fails this by two orders of
+/// magnitude.
+const SENDER_FRAMES_PER_ALLOC: u64 = 128;
+const PROCESS_FRAMES_PER_ALLOC: u64 = 64;
+const TIMEOUT_MS: i32 = 10_000;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// One message as the sender builds it: optional routing id frame, then the payload.
+#[derive(Clone)]
+struct Outgoing {
+    envelope: Option<Bytes>,
+    payload: Bytes,
+}
+
+fn socket(ctx: &Context, kind: SocketType, id: &[u8]) -> Socket {
+    let mut s = ctx.socket(kind).unwrap();
+    s.set_linger(0).unwrap();
+    s.set_sndhwm(1_000).unwrap();
+    s.set_rcvhwm(1_000).unwrap();
+    s.set_rcvtimeo(TIMEOUT_MS).unwrap();
+    s.set_sndtimeo(TIMEOUT_MS).unwrap();
+    s.set_routing_id(id).unwrap();
+    if kind == SocketType::Router {
+        // Block at SNDHWM like the other types instead of dropping.
+        s.set_router_mandatory(true).unwrap();
+    }
+    s
+}
+
+fn send_all(s: &mut Socket, out: &Outgoing, n: u64) {
+    for _ in 0..n {
+        if let Some(id) = &out.envelope {
+            s.send(id.clone(), SendFlags::SNDMORE).unwrap();
+        }
+        s.send(out.payload.clone(), SendFlags::empty()).unwrap();
+    }
+}
+
+/// Receives `n` whole messages; checks the payload's size.
+fn recv_all(s: &mut Socket, n: u64) {
+    for _ in 0..n {
+        loop {
+            let msg = s.recv(RecvFlags::empty()).unwrap();
+            if !msg.more {
+                assert_eq!(msg.len(), SIZE);
+                break;
+            }
+        }
+    }
+}
+
+/// Runs `n` messages from `tx` (on its own thread) to `rx` (on this one); returns the
+/// allocations counted in the sending thread, the receiving thread and the whole process.
+fn measure(tx: Socket, rx: &mut Socket, out: &Outgoing, n: u64) -> (Socket, u64, u64, u64) {
+    let before = PROCESS.load(Ordering::Relaxed);
+    let sender = {
+        let out = out.clone();
+        thread::spawn(move || {
+            let mut tx = tx;
+            let start = thread_count();
+            send_all(&mut tx, &out, n);
+            (tx, thread_count() - start)
+        })
+    };
+    // Counted from after the spawn, which allocates on this thread.
+    let receiver_before = thread_count();
+    recv_all(rx, n);
+    let receiver = thread_count() - receiver_before;
+    let (tx, sender) = sender.join().unwrap();
+    let process = PROCESS.load(Ordering::Relaxed) - before;
+    (tx, sender, receiver, process)
+}
+
+/// Connects `tx_kind` to a bound `rx_kind`, warms up, measures, and checks the counts.
+fn steady_state(tx_kind: SocketType, rx_kind: SocketType, envelope: Option<&'static [u8]>) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctx = Context::new();
+    let mut rx = socket(&ctx, rx_kind, b"rx");
+    rx.bind("tcp://127.0.0.1:*").unwrap();
+    let mut tx = socket(&ctx, tx_kind, b"tx");
+    tx.connect(&rx.last_endpoint().unwrap()).unwrap();
+    let out = Outgoing {
+        envelope: envelope.map(Bytes::from_static),
+        payload: Bytes::from(vec![0x5a; SIZE]),
+    };
+    if tx_kind == SocketType::Router {
+        // A ROUTER drops messages for peers it does not know yet: hear from the peer first.
+        let hello = Outgoing {
+            envelope: None,
+            payload: out.payload.clone(),
+        };
+        send_all(&mut rx, &hello, 1);
+        recv_all(&mut tx, 1);
+    }
+    let (tx, _, _, _) = measure(tx, &mut rx, &out, WARM_UP);
+    let (tx, sender, receiver, process) = measure(tx, &mut rx, &out, MESSAGES);
+    eprintln!(
+        "{tx_kind:?} -> {rx_kind:?}: {MESSAGES} messages of {SIZE} B: {sender} allocations in \
+         the sending thread, {receiver} in the receiving thread, {process} process wide"
+    );
+    let frames = MESSAGES * (1 + u64::from(envelope.is_some()));
+    assert!(
+        receiver <= RECEIVER_LIMIT,
+        "the receiving thread allocated {receiver} times"
+    );
+    assert!(
+        sender <= frames / SENDER_FRAMES_PER_ALLOC,
+        "the sending thread allocated {sender} times for {frames} frames"
+    );
+    assert!(
+        process <= frames / PROCESS_FRAMES_PER_ALLOC,
+        "the process allocated {process} times for {frames} frames"
+    );
+    drop(tx);
+    drop(rx);
+    ctx.term();
+}
+
+#[test]
+fn pair_over_tcp_allocates_nothing_per_message() {
+    steady_state(SocketType::Pair, SocketType::Pair, None);
+}
+
+#[test]
+fn dealer_to_router_over_tcp_allocates_nothing_per_message() {
+    steady_state(SocketType::Dealer, SocketType::Router, None);
+}
+
+#[test]
+fn router_to_dealer_over_tcp_allocates_nothing_per_message() {
+    steady_state(SocketType::Router, SocketType::Dealer, Some(b"rx"));
+}
+
+#[test]
+fn the_counter_sees_allocations() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let before = thread_count();
+    let v = std::hint::black_box(vec![1u8; 100]);
+    assert_eq!(thread_count() - before, 1);
+    drop(v);
+}
