@@ -25,6 +25,12 @@ use crate::stream::Stream;
 const BIG_READ: usize = 64 * 1024;
 /// Read size otherwise (zeroing a big buffer per small read would cost more than it saves).
 const SMALL_READ: usize = 8 * 1024;
+/// Size of a fresh read buffer. Received frames are slices of it, so while any is alive the
+/// buffer cannot be reused; a new one then serves many small reads rather than one.
+const RECV_BUFFER: usize = 128 * 1024;
+/// Largest read sized to a frame's missing bytes: a peer's header alone must not make the
+/// engine zero (commit) unbounded memory; beyond this the buffer grows as data arrives.
+const EXACT_READ_MAX: usize = 16 * 1024 * 1024;
 /// Stop filling the encoder above this many pending bytes and write first.
 const WRITE_BATCH: usize = 256 * 1024;
 /// Most slices per `writev`.
@@ -163,7 +169,9 @@ impl Engine {
                     return Ok(());
                 }
             }
-            loop {
+            // Bytes still missing from the frame at the front of the buffer (exact once its
+            // header is complete).
+            let missing = loop {
                 match self.decoder.decode(&mut self.rbuf) {
                     Ok(Decoded::Frame(frame)) => {
                         let (body, more) = if frame.command {
@@ -180,16 +188,22 @@ impl Engine {
                             return Ok(());
                         }
                     }
-                    Ok(Decoded::NeedMore(_)) => break,
+                    Ok(Decoded::NeedMore(n)) => break n,
                     Err(_) => return Err(Error::MsgSize),
                 }
-            }
+            };
             pipes.to_socket.flush();
             if !self.readable {
                 return Ok(());
             }
             let start = self.rbuf.len();
-            self.rbuf.resize(start + self.read_size, 0);
+            // A large body is read into exactly the room it needs: one allocation and one
+            // zeroing, no doubling of a growing buffer.
+            let want = missing.min(EXACT_READ_MAX).max(self.read_size);
+            if self.rbuf.capacity() - start < want {
+                self.rbuf.reserve(want.max(RECV_BUFFER));
+            }
+            self.rbuf.resize(start + want, 0);
             let result = self.stream.read(&mut self.rbuf[start..]);
             let n = match result {
                 Ok(n) => n,
@@ -209,7 +223,7 @@ impl Engine {
             if n == 0 {
                 return Err(Error::ConnReset);
             }
-            self.read_size = if n == self.read_size {
+            self.read_size = if n >= self.read_size {
                 BIG_READ
             } else {
                 SMALL_READ
