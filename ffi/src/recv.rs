@@ -10,7 +10,7 @@ use ferromq::RecvFlags;
 
 use crate::boundary::{guard, Errno};
 use crate::errno::EFAULT;
-use crate::msg::cell::{self, MsgCell};
+use crate::msg::cell;
 use crate::msg::zmq_msg_t;
 use crate::send::clipped;
 use crate::socket::{errno_of, socket};
@@ -60,14 +60,10 @@ pub unsafe extern "C" fn zmq_msg_recv(msg: *mut zmq_msg_t, s: *mut c_void, flags
         // SAFETY: tag-checked; one thread per socket per the C contract.
         let handle = unsafe { socket(s) }?;
         // SAFETY: forwarded caller contract (libzmq also refuses an uninitialised message).
-        unsafe { cell::get(msg) }?;
+        let cell = unsafe { cell::get_mut(msg) }?;
         let received = handle.socket.recv(flags_of(flags)).map_err(errno_of)?;
         let size = received.len();
-        // SAFETY: the slot holds a live message (checked above and not touched since).
-        unsafe {
-            drop(cell::take(msg)?);
-            cell::put(msg, MsgCell::received(received))?;
-        }
+        cell.set_received(received);
         Ok(clipped(size))
     })
 }

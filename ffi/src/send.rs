@@ -15,7 +15,7 @@ use ferromq::{Msg, SendFlags, SocketType};
 
 use crate::boundary::{guard, Errno};
 use crate::errno::EFAULT;
-use crate::msg::cell::{self, MsgCell};
+use crate::msg::cell;
 use crate::msg::foreign::ForeignBuffer;
 use crate::msg::zmq_msg_t;
 use crate::socket::{errno_of, socket, SocketHandle};
@@ -123,11 +123,7 @@ pub unsafe extern "C" fn zmq_msg_send(msg: *mut zmq_msg_t, s: *mut c_void, flags
             .socket
             .send(Msg::new(body), flags)
             .map_err(errno_of)?;
-        // SAFETY: the slot holds a live message (checked above); it is released and emptied.
-        unsafe {
-            drop(cell::take(msg)?);
-            cell::put(msg, MsgCell::empty())?;
-        }
+        cell.clear();
         Ok(clipped(size))
     })
 }

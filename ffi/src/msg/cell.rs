@@ -74,9 +74,14 @@ impl MsgCell {
     /// A zero-filled body of `size` bytes the caller fills through `zmq_msg_data`; `ENOMEM`
     /// when it cannot be allocated (libzmq's answer, where Rust would abort).
     pub fn with_size(size: usize) -> Result<Self, Errno> {
-        let mut body = Vec::new();
+        let mut body: Vec<u8> = Vec::new();
         body.try_reserve_exact(size).map_err(|_| Errno(ENOMEM))?;
-        body.resize(size, 0);
+        // SAFETY: `size` bytes of capacity were reserved above, and all of them are written
+        // (one memset; `resize` fills byte by byte) before `set_len` makes them the contents.
+        unsafe {
+            body.as_mut_ptr().write_bytes(0, size);
+            body.set_len(size);
+        }
         let kind = if size <= MAX_VSM_SIZE {
             Kind::Small
         } else {
@@ -106,18 +111,34 @@ impl MsgCell {
         }
     }
 
-    /// A received frame: its body is the runtime's `Bytes`, shared on copy like libzmq's
-    /// long messages unless it is very small.
-    pub fn received(msg: ferromq::Msg) -> Self {
-        let kind = if msg.data.len() <= MAX_VSM_SIZE {
+    /// Replaces the content in place with a received frame: its body is the runtime's
+    /// `Bytes`, shared on copy like libzmq's long messages unless it is very small. (In place,
+    /// not through `take` + `put`: this runs once per received message.)
+    pub fn set_received(&mut self, msg: ferromq::Msg) {
+        self.kind = if msg.data.len() <= MAX_VSM_SIZE {
             Kind::Small
         } else {
             Kind::Long
         };
-        let mut cell = Self::new(msg.data, kind);
-        cell.more = msg.more;
-        cell.metadata = msg.metadata;
-        cell
+        self.body = msg.data;
+        self.more = msg.more;
+        self.shared = false;
+        self.metadata = msg.metadata;
+        if self.props.get().is_some() {
+            self.props = OnceCell::new();
+        }
+    }
+
+    /// Makes this an empty message again, in place (after a successful send).
+    pub fn clear(&mut self) {
+        self.body = Bytes::new();
+        self.kind = Kind::Small;
+        self.more = false;
+        self.shared = false;
+        self.metadata = None;
+        if self.props.get().is_some() {
+            self.props = OnceCell::new();
+        }
     }
 
     /// `ZMQ_SHARED`.
