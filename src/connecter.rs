@@ -4,6 +4,7 @@
 //! (unless ZMQ_IMMEDIATE) and survive reconnects, so messages sent meanwhile are delivered.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::command::SocketCommand;
 use crate::connection::{configure_tcp, handshake, run_engine, stream_fd, Backoff, SocketLink};
@@ -11,7 +12,9 @@ use crate::endpoint::TcpAddr;
 use crate::engine::EngineEnd;
 use crate::error::{Error, Result};
 use crate::ipc::ipc_connect;
-use crate::monitor::{EVENT_CONNECTED, EVENT_CONNECT_RETRIED, EVENT_DISCONNECTED};
+use crate::monitor::{
+    EVENT_CONNECTED, EVENT_CONNECT_DELAYED, EVENT_CONNECT_RETRIED, EVENT_DISCONNECTED,
+};
 use crate::option::Options;
 use crate::peer::{pipe_pair, PipeId, SessionPipes};
 use crate::session::{ActivityGuard, SessionCtl};
@@ -24,19 +27,41 @@ pub(crate) enum Target {
     Ipc(String),
 }
 
-async fn open(target: &Target, options: &Options) -> Result<AsyncStream> {
+/// Opens the transport connection. A tcp connect is started non-blocking by hand (not through
+/// tokio's `TcpSocket::connect`) so that, as in libzmq, `on_delayed` hears of the EINPROGRESS
+/// step (ZMQ_EVENT_CONNECT_DELAYED) before the wait for the connection to complete.
+async fn open(
+    target: &Target,
+    options: &Options,
+    on_delayed: impl FnOnce(i32),
+) -> Result<AsyncStream> {
     match target {
         Target::Tcp(addr) => {
             let dest = addr.connect_addr(options.ipv6)?;
-            let socket = if dest.is_ipv4() {
-                tokio::net::TcpSocket::new_v4()?
-            } else {
-                tokio::net::TcpSocket::new_v6()?
-            };
+            let socket = socket2::Socket::new(
+                socket2::Domain::for_address(dest),
+                socket2::Type::STREAM.nonblocking().cloexec(),
+                Some(socket2::Protocol::TCP),
+            )?;
             if let Some(src) = addr.source_addr(options.ipv6)? {
-                socket.bind(src)?;
+                socket.bind(&src.into())?;
             }
-            let stream = socket.connect(dest).await?;
+            let delayed = match socket.connect(&dest.into()) {
+                Ok(()) => false,
+                Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => true,
+                Err(e) => return Err(e.into()),
+            };
+            let stream = tokio::net::TcpStream::from_std(std::net::TcpStream::from(socket))?;
+            if delayed {
+                on_delayed(libc::EINPROGRESS);
+                stream.writable().await?;
+                if let Some(e) = stream.take_error()? {
+                    return Err(e.into());
+                }
+                // A refused connect can also show as writable with no pending error yet:
+                // peer_addr fails unless the connection is really established.
+                stream.peer_addr()?;
+            }
             configure_tcp(&stream, options);
             Ok(AsyncStream::Tcp(stream))
         }
@@ -58,11 +83,15 @@ pub(crate) async fn connect_loop(
 ) {
     let mut backoff = Backoff::new(&link.options);
     loop {
-        if ctl.is_done() {
+        if ctl.is_done() && !worth_lingering(&ctl, &mut held) {
             return;
         }
         let attempt = async {
-            let mut stream = open(&target, &link.options).await?;
+            let delayed = |errno: i32| {
+                let value = u32::try_from(errno).unwrap_or(0);
+                link.monitor.emit(EVENT_CONNECT_DELAYED, value, &endpoint);
+            };
+            let mut stream = open(&target, &link.options, delayed).await?;
             link.monitor
                 .emit_fd(EVENT_CONNECTED, stream_fd(&stream), &endpoint);
             let (peer, leftover) = handshake(&mut stream, &link, &endpoint).await?;
@@ -70,10 +99,10 @@ pub(crate) async fn connect_loop(
         };
         let outcome = tokio::select! {
             r = attempt => r,
-            () = ctl.done() => return,
+            () = abandoned(&ctl, &mut held) => return,
         };
         let Ok((stream, peer, leftover)) = outcome else {
-            if !retry_after(&link, &ctl, &mut backoff, &endpoint).await {
+            if !retry_after(&link, &ctl, &mut held, &mut backoff, &endpoint).await {
                 return;
             }
             continue;
@@ -117,9 +146,36 @@ pub(crate) async fn connect_loop(
                 }
             }
         }
-        if !retry_after(&link, &ctl, &mut backoff, &endpoint).await {
+        if !retry_after(&link, &ctl, &mut held, &mut backoff, &endpoint).await {
             return;
         }
+    }
+}
+
+/// After the socket closed: whether messages it sent still wait in the held pipes and the
+/// linger has not run out. libzmq's session keeps reconnecting for them until then, so a
+/// PUSH that connects, sends and closes at once still delivers.
+fn worth_lingering(ctl: &SessionCtl, held: &mut Held) -> bool {
+    if ctl.is_stopped() || ctl.linger_deadline().is_some_and(|d| d <= Instant::now()) {
+        return false;
+    }
+    held.as_mut()
+        .is_some_and(|(pipes, _)| pipes.from_socket.has_message())
+}
+
+/// Resolves when this endpoint should stop trying to connect: it was stopped, or its socket
+/// closed with nothing left to deliver, or the linger ran out.
+async fn abandoned(ctl: &SessionCtl, held: &mut Held) {
+    ctl.done().await;
+    if !worth_lingering(ctl, held) {
+        return;
+    }
+    match ctl.linger_deadline() {
+        Some(deadline) => tokio::select! {
+            () = tokio::time::sleep_until(deadline.into()) => {}
+            () = ctl.stopped() => {}
+        },
+        None => ctl.stopped().await,
     }
 }
 
@@ -127,19 +183,15 @@ pub(crate) async fn connect_loop(
 async fn retry_after(
     link: &SocketLink,
     ctl: &SessionCtl,
+    held: &mut Held,
     backoff: &mut Backoff,
     endpoint: &str,
 ) -> bool {
     let delay = backoff.next_delay();
     let ms = u32::try_from(delay.as_millis()).unwrap_or(u32::MAX);
     link.monitor.emit(EVENT_CONNECT_RETRIED, ms, endpoint);
-    sleep_or_done(ctl, delay).await
-}
-
-/// Sleeps unless the session ends first; returns whether to go on.
-async fn sleep_or_done(ctl: &SessionCtl, delay: std::time::Duration) -> bool {
     tokio::select! {
-        () = tokio::time::sleep(delay) => !ctl.is_done(),
-        () = ctl.done() => false,
+        () = tokio::time::sleep(delay) => !ctl.is_done() || worth_lingering(ctl, held),
+        () = abandoned(ctl, held) => false,
     }
 }

@@ -256,11 +256,13 @@ impl Engine {
                     PipeRead::Empty => break,
                     PipeRead::Closed => {
                         self.out_closed = true;
+                        // The linger counts from the socket's close, which may have come
+                        // before this connection was even made.
                         let linger = self.ctl.linger();
-                        if linger >= 0 {
-                            let ms = u64::try_from(linger).unwrap_or(0);
-                            self.linger_deadline = Some(Instant::now() + Duration::from_millis(ms));
-                        }
+                        self.linger_deadline = self.ctl.linger_deadline().or_else(|| {
+                            let ms = u64::try_from(linger).ok()?;
+                            Some(Instant::now() + Duration::from_millis(ms))
+                        });
                     }
                 }
             }

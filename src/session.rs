@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use ferromq_pipe::Notify;
 
@@ -17,6 +18,8 @@ pub(crate) struct SessionCtl {
     closed: AtomicBool,
     /// ZMQ_LINGER in ms as of the socket's close (-1 = forever).
     linger: AtomicI32,
+    /// When the linger that began at close runs out (`None`: open, or linger -1).
+    linger_deadline: Mutex<Option<Instant>>,
     /// Wakes the management task.
     task_wake: tokio::sync::Notify,
     /// Wakes the engine (the pipes' far-end slot), once pipes exist.
@@ -40,6 +43,11 @@ impl SessionCtl {
     /// The socket closed (the engine, if any, finishes by itself once it has drained).
     pub(crate) fn close(&self, linger: i32) {
         self.set_linger(linger);
+        if let Ok(ms) = u64::try_from(linger) {
+            if let Ok(mut d) = self.linger_deadline.lock() {
+                *d = Some(Instant::now() + Duration::from_millis(ms));
+            }
+        }
         self.closed.store(true, Ordering::Release);
         self.task_wake.notify_one();
     }
@@ -47,6 +55,12 @@ impl SessionCtl {
     /// Stopped or closed: nothing more to start.
     pub(crate) fn is_done(&self) -> bool {
         self.is_stopped() || self.closed.load(Ordering::Acquire)
+    }
+
+    /// The instant the linger that began when the socket closed ends; `None` while open or
+    /// when lingering forever (-1).
+    pub(crate) fn linger_deadline(&self) -> Option<Instant> {
+        self.linger_deadline.lock().ok().and_then(|d| *d)
     }
 
     pub(crate) fn is_stopped(&self) -> bool {
@@ -76,9 +90,18 @@ impl SessionCtl {
 
     /// Resolves once `stop` or `close` was called.
     pub(crate) async fn done(&self) {
+        self.until(Self::is_done).await;
+    }
+
+    /// Resolves once `stop` was called.
+    pub(crate) async fn stopped(&self) {
+        self.until(Self::is_stopped).await;
+    }
+
+    async fn until(&self, ready: impl Fn(&Self) -> bool) {
         loop {
             let notified = self.task_wake.notified();
-            if self.is_done() {
+            if ready(self) {
                 return;
             }
             notified.await;

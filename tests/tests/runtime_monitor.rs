@@ -157,6 +157,30 @@ fn connect_retried_carries_the_reconnect_interval() {
     s.set_linger(0).expect("linger");
 }
 
+/// A tcp connect in progress is reported as libzmq does on Linux: CONNECT_DELAYED with the
+/// EINPROGRESS errno, then CONNECTED once the kernel completes it.
+#[test]
+fn connect_delayed_then_connected() {
+    let ctx = Context::new();
+    let mut server = ctx.socket(SocketType::Pull).expect("pull");
+    server.bind("tcp://127.0.0.1:*").expect("bind");
+    let endpoint = server.last_endpoint().expect("endpoint");
+    let mut s = ctx.socket(SocketType::Push).expect("push");
+    s.monitor(
+        "inproc://mon-delayed",
+        monitor::EVENT_CONNECT_DELAYED | monitor::EVENT_CONNECTED,
+    )
+    .expect("monitor");
+    let mut m = watcher(&ctx, "inproc://mon-delayed");
+    s.connect(&endpoint).expect("connect");
+    let (delayed, _) = wait_for(&mut m, monitor::EVENT_CONNECT_DELAYED);
+    assert_eq!(delayed.value, u32::try_from(libc::EINPROGRESS).unwrap());
+    assert_eq!(delayed.endpoint, endpoint);
+    let (connected, before) = wait_for(&mut m, monitor::EVENT_CONNECTED);
+    assert!(before.is_empty(), "saw {before:x?} before CONNECTED");
+    assert_eq!(connected.endpoint, endpoint);
+}
+
 #[test]
 fn libzmq_reads_ferromq_monitor_events() {
     let ctx = Context::new();
