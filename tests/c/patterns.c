@@ -134,6 +134,7 @@ struct worker_args
     void *ctx;
     const char *tasks;
     const char *results;
+    void *connected; /* zmq_atomic_counter: workers whose sockets are connected */
     int ended_with_eterm;
 };
 
@@ -145,6 +146,7 @@ static void pipeline_worker (void *arg)
     void *out = zmq_socket (w->ctx, ZMQ_PUSH);
     zmq_connect (in, w->tasks);
     zmq_connect (out, w->results);
+    zmq_atomic_counter_inc (w->connected);
     for (;;) {
         int task = 0;
         if (zmq_recv (in, &task, sizeof task, 0) != (int) sizeof task) {
@@ -173,10 +175,15 @@ static void test_pipeline (const char *transport)
 
     struct worker_args args[WORKERS];
     void *threads[WORKERS];
+    void *connected = zmq_atomic_counter_new ();
     for (int i = 0; i < WORKERS; i++) {
-        args[i] = (struct worker_args){ctx, tasks, results, 0};
+        args[i] = (struct worker_args){ctx, tasks, results, connected, 0};
         threads[i] = zmq_threadstart (pipeline_worker, &args[i]);
     }
+    /* Every worker must have its sockets before the context shuts down: a worker that only
+       starts afterwards gets ETERM from zmq_socket, not from the zmq_recv this test checks. */
+    while (zmq_atomic_counter_value (connected) < WORKERS)
+        zmq_poll (NULL, 0, 1);
     long expected = 0;
     for (int i = 1; i <= TASKS; i++) {
         CHECK (zmq_send (ventilator, &i, sizeof i, 0) == (int) sizeof i);
@@ -200,6 +207,7 @@ static void test_pipeline (const char *transport)
         zmq_threadclose (threads[i]);
         CHECK (args[i].ended_with_eterm);
     }
+    zmq_atomic_counter_destroy (&connected);
     CHECK (zmq_ctx_term (ctx) == 0);
 }
 
