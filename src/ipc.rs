@@ -4,6 +4,7 @@
 
 use std::io;
 use std::os::linux::net::SocketAddrExt;
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
 
 use crate::error::{Error, Result};
@@ -22,8 +23,32 @@ pub(crate) fn ipc_connect(path: &str) -> Result<tokio::net::UnixStream> {
     Ok(tokio::net::UnixStream::from_std(std)?)
 }
 
-/// Binds; returns the listener and the path actually bound.
-pub(crate) fn ipc_bind(path: &str) -> Result<(UnixListener, String)> {
+/// What a listener bound: the path, and for a file path the file it created, so that closing
+/// removes that file and not one a later bind to the same path has put there meanwhile.
+#[derive(Debug)]
+pub(crate) struct IpcPath {
+    pub path: String,
+    /// (device, inode) of the socket file; `None` for an abstract name.
+    file: Option<(u64, u64)>,
+}
+
+impl IpcPath {
+    /// Removes the socket file if it is still the one this listener created. (libzmq unlinks
+    /// unconditionally, so a socket closed and rebound at once could lose its new file to the
+    /// old listener's late cleanup.)
+    pub(crate) fn cleanup(&self) {
+        let Some(ours) = self.file else {
+            return;
+        };
+        let current = std::fs::symlink_metadata(&self.path).map(|m| (m.dev(), m.ino()));
+        if current.is_ok_and(|id| id == ours) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Binds; returns the listener and what it bound.
+pub(crate) fn ipc_bind(path: &str) -> Result<(UnixListener, IpcPath)> {
     let path = if path == "*" {
         let dir = std::env::temp_dir();
         let name = format!(
@@ -48,12 +73,9 @@ pub(crate) fn ipc_bind(path: &str) -> Result<(UnixListener, String)> {
     }
     .map_err(Error::from)?;
     listener.set_nonblocking(true)?;
-    Ok((listener, path))
-}
-
-/// Removes a bound socket file (not for abstract names).
-pub(crate) fn ipc_cleanup(path: &str) {
-    if abstract_name(path).is_none() {
-        let _ = std::fs::remove_file(path);
-    }
+    let file = match abstract_name(&path) {
+        Some(_) => None,
+        None => Some(std::fs::symlink_metadata(&path).map(|m| (m.dev(), m.ino()))?),
+    };
+    Ok((listener, IpcPath { path, file }))
 }

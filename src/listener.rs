@@ -14,7 +14,7 @@ use crate::connection::{configure_tcp, handshake, run_engine, stream_fd, SocketL
 use crate::endpoint::{tcp_endpoint_string, TcpAddr};
 use crate::engine::EngineEnd;
 use crate::error::{Error, Result};
-use crate::ipc::ipc_cleanup;
+use crate::ipc::IpcPath;
 use crate::monitor::{EVENT_ACCEPTED, EVENT_ACCEPT_FAILED, EVENT_DISCONNECTED};
 use crate::option::Options;
 use crate::peer::pipe_pair;
@@ -25,7 +25,7 @@ use crate::stream::AsyncStream;
 #[derive(Debug)]
 pub(crate) enum Bound {
     Tcp(TcpListener),
-    Ipc(UnixListener, String),
+    Ipc(UnixListener, IpcPath),
 }
 
 impl Bound {
@@ -142,7 +142,7 @@ pub(crate) async fn accept_loop(
                     }
                 }
             }
-            ipc_cleanup(&path);
+            path.cleanup();
         }
     }
     drop(guard);

@@ -198,7 +198,7 @@ impl Socket {
             Endpoint::Ipc(path) => {
                 let (listener, path) = ipc_bind(&path)
                     .inspect_err(|e| self.monitor.emit_errno(EVENT_BIND_FAILED, e, endpoint))?;
-                let resolved = format!("ipc://{path}");
+                let resolved = format!("ipc://{}", path.path);
                 self.start_listener(endpoint, resolved, Bound::Ipc(listener, path))?
             }
         };
