@@ -344,7 +344,10 @@ pub fn latency<B: Backend>(
 
     let echo = {
         let (seen_fwd, seen_back) = (Arc::clone(&seen_fwd), Arc::clone(&seen_back));
-        thread::spawn(move || -> BenchResult<()> {
+        // The echo's sockets go back to the caller and close only after the pinger has its
+        // last reply: closing at linger 0 right after the last send may discard that reply
+        // (libzmq does, now and then, for large messages), which would stall the pinger.
+        thread::spawn(move || -> BenchResult<_> {
             let payload = vec![0u8; size];
             let reply_to = envelope(kinds.0, CONNECTED_ID);
             for i in 0..roundtrips {
@@ -364,7 +367,7 @@ pub fn latency<B: Backend>(
                     }
                 }
             }
-            Ok(())
+            Ok((fwd_bound, echo_out))
         })
     };
 
@@ -388,7 +391,8 @@ pub fn latency<B: Backend>(
     })();
     let echoed = join(echo);
     let mut times = pinger?;
-    echoed?;
+    let echo_sockets = echoed?;
+    drop(echo_sockets);
     // The first round trips include connection set-up and warm-up; leave out the first 1%.
     let skip = (times.len() / 100)
         .max(1)
