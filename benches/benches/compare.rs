@@ -87,11 +87,14 @@ fn parse_args() -> Options {
     o
 }
 
-/// Message counts sized so one run takes a fraction of a second on a 2-core machine.
+/// Message counts sized so one run takes about a tenth of a second or more on a 2-core
+/// machine: long enough that connection set-up and scheduler hiccups stay small next to it,
+/// short enough that the quick mode (42 cells, 3 repetitions per library) ends in about
+/// two minutes there.
 fn counts(size: usize, full: bool) -> (usize, usize) {
-    let scale = if full { 3 } else { 1 };
-    let thr = (16_000_000 / size).clamp(1_000, 100_000) * scale;
-    let lat = if size <= 1024 { 2_000 } else { 400 } * scale;
+    let scale = if full { 2 } else { 1 };
+    let thr = (48_000_000 / size).clamp(3_000, 300_000) * scale;
+    let lat = if size <= 1024 { 5_000 } else { 1_000 } * scale;
     (thr, lat)
 }
 
