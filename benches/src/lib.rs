@@ -7,6 +7,7 @@
 pub mod backend;
 pub mod ferromq;
 pub mod libzmq;
+pub mod libzmq_trie;
 pub mod matrix;
 pub mod plot;
 pub mod report;
