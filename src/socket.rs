@@ -102,10 +102,42 @@ fn put_int(out: &mut [u8], v: i32) -> Result<usize> {
     option::put(out, &v.to_ne_bytes())
 }
 
-fn deadline(timeout_ms: i32) -> Option<Instant> {
-    u64::try_from(timeout_ms)
-        .ok()
-        .map(|ms| Instant::now() + Duration::from_millis(ms))
+/// When a blocking send or receive gives up. The clock is read only before the first wait,
+/// as libzmq does, so a call that completes at once costs no `clock_gettime`.
+#[derive(Debug, Clone, Copy)]
+enum Patience {
+    /// DONTWAIT or a timeout of 0: never wait.
+    None,
+    /// A timeout of -1.
+    Forever,
+    /// A timeout in ms, not started yet.
+    Ms(u64),
+    Until(Instant),
+}
+
+impl Patience {
+    fn new(dontwait: bool, timeout_ms: i32) -> Patience {
+        match u64::try_from(timeout_ms) {
+            _ if dontwait => Patience::None,
+            Ok(0) => Patience::None,
+            Ok(ms) => Patience::Ms(ms),
+            Err(_) => Patience::Forever,
+        }
+    }
+
+    /// The instant to stop waiting at (`None`: never); `EAGAIN` if no wait is allowed.
+    fn deadline(&mut self) -> Result<Option<Instant>> {
+        match *self {
+            Patience::None => Err(Error::Again),
+            Patience::Forever => Ok(None),
+            Patience::Until(at) => Ok(Some(at)),
+            Patience::Ms(ms) => {
+                let at = Instant::now() + Duration::from_millis(ms);
+                *self = Patience::Until(at);
+                Ok(Some(at))
+            }
+        }
+    }
 }
 
 impl Socket {
@@ -358,11 +390,8 @@ impl Socket {
     pub fn send(&mut self, msg: impl Into<Msg>, flags: SendFlags) -> Result<()> {
         let msg = msg.into();
         let more = flags.contains(SendFlags::SNDMORE);
-        let until = if flags.contains(SendFlags::DONTWAIT) {
-            Some(Instant::now())
-        } else {
-            deadline(self.options.sndtimeo)
-        };
+        let mut patience =
+            Patience::new(flags.contains(SendFlags::DONTWAIT), self.options.sndtimeo);
         let mut frame = msg.data;
         loop {
             if self.ctx.is_terminated() {
@@ -375,17 +404,14 @@ impl Socket {
                 Err((Error::Again, back)) => frame = back,
                 Err((e, _)) => return Err(e),
             }
-            self.wait(until)?;
+            self.wait(patience.deadline()?)?;
         }
     }
 
     /// Receives one message part.
     pub fn recv(&mut self, flags: RecvFlags) -> Result<Msg> {
-        let until = if flags.contains(RecvFlags::DONTWAIT) {
-            Some(Instant::now())
-        } else {
-            deadline(self.options.rcvtimeo)
-        };
+        let mut patience =
+            Patience::new(flags.contains(RecvFlags::DONTWAIT), self.options.rcvtimeo);
         loop {
             if self.ctx.is_terminated() {
                 return Err(Error::Term);
@@ -407,7 +433,7 @@ impl Socket {
                 Err(Error::Again) => {}
                 Err(e) => return Err(e),
             }
-            self.wait(until)?;
+            self.wait(patience.deadline()?)?;
         }
     }
 
