@@ -4,7 +4,8 @@
 //! pattern and transport); `-- --full` runs all six sizes. Each cell is measured `--reps` times
 //! per library, alternating the libraries' order, and the median is reported. Results go to
 //! docs/performance.md (between the matrix markers), docs/perf/matrix.csv and one SVG plot per
-//! transport in docs/perf/.
+//! transport in docs/perf/. `-- --only ferromq` (or `libzmq`) runs one library alone, for a
+//! profiler (`perf record`), and writes no docs.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -27,6 +28,8 @@ struct Options {
     sizes: Vec<usize>,
     out_dir: PathBuf,
     write_docs: bool,
+    /// Indices into NAMES of the libraries to run (`--only NAME` for profiling one of them).
+    libs: Vec<usize>,
 }
 
 fn parse_args() -> Options {
@@ -38,6 +41,7 @@ fn parse_args() -> Options {
         sizes: Vec::new(),
         out_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs"),
         write_docs: true,
+        libs: (0..NAMES.len()).collect(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -72,6 +76,12 @@ fn parse_args() -> Options {
                     .split(',')
                     .filter_map(|s| s.parse().ok())
                     .collect();
+            }
+            "--only" => {
+                let v = args.next().unwrap_or_default().to_lowercase();
+                o.libs = (0..NAMES.len()).filter(|&i| NAMES[i] == v).collect();
+                // A one-library run is for a profiler, not for the tables.
+                o.write_docs = false;
             }
             // cargo bench passes --bench; criterion-style filters are not used here.
             _ => {}
@@ -184,7 +194,8 @@ fn main() {
                 let mut lat: Vec<Vec<Latency>> = vec![Vec::new(); NAMES.len()];
                 for rep in 0..o.reps {
                     // Alternate which library goes first: A B, B A, A B ...
-                    let order: Vec<usize> = if rep % 2 == 0 { vec![0, 1] } else { vec![1, 0] };
+                    let mut order: Vec<usize> = if rep % 2 == 0 { vec![0, 1] } else { vec![1, 0] };
+                    order.retain(|lib| o.libs.contains(lib));
                     for &lib in &order {
                         match libs.throughput(lib, pattern, transport, size, thr_n) {
                             Ok(r) => thr[lib].push(r),
