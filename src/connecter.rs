@@ -16,7 +16,7 @@ use crate::monitor::{
     EVENT_CONNECTED, EVENT_CONNECT_DELAYED, EVENT_CONNECT_RETRIED, EVENT_DISCONNECTED,
 };
 use crate::option::Options;
-use crate::peer::{pipe_pair, PipeId, SessionPipes};
+use crate::peer::{socket_pipes, PipeId, SessionPipes};
 use crate::session::{ActivityGuard, SessionCtl};
 use crate::stream::AsyncStream;
 
@@ -113,12 +113,8 @@ pub(crate) async fn connect_loop(
             None => {
                 // ZMQ_IMMEDIATE: the pipes exist only while connected.
                 let id = link.next_pipe_id();
-                let (peer_end, far) = pipe_pair(
-                    id,
-                    link.mailbox.signal(),
-                    crate::option::hwm(link.options.sndhwm),
-                    crate::option::hwm(link.options.rcvhwm),
-                );
+                let (peer_end, far) =
+                    socket_pipes(id, link.mailbox.signal(), link.kind, &link.options);
                 let mut peer_end = peer_end;
                 peer_end.assigned_id = link.options.connect_routing_id.clone();
                 if !link.mailbox.send(SocketCommand::Attach(Box::new(peer_end))) {

@@ -10,7 +10,7 @@ use ferromq_zmtp::{Metadata, SocketType};
 
 use crate::command::{Mailbox, SocketCommand};
 use crate::error::{Error, Result};
-use crate::peer::{inproc_hwm, pipe_pair, Peer, PipeId, SessionPipes};
+use crate::peer::{conflate_flows, inproc_hwm, peer_pipes, pipe_pair, Peer, PipeId, SessionPipes};
 
 /// What a socket publishes about itself to inproc peers.
 #[derive(Debug, Clone)]
@@ -20,6 +20,8 @@ pub(crate) struct InprocSide {
     pub kind: SocketType,
     pub sndhwm: i32,
     pub rcvhwm: i32,
+    /// ZMQ_CONFLATE as set (whether the type honours it is decided at connect).
+    pub conflate: bool,
     pub routing_id: Bytes,
     pub connect_routing_id: Option<Bytes>,
 }
@@ -133,7 +135,12 @@ impl InprocRegistry {
                 usize::try_from(connector.rcvhwm).unwrap_or(0),
             ),
         };
-        let (mut peer, far) = pipe_pair(ids, connector.mailbox.signal(), out_hwm, in_hwm);
+        // As in libzmq, the connecting socket's ZMQ_CONFLATE decides for both sides.
+        let signal = connector.mailbox.signal();
+        let (mut peer, far) = match connector.conflate.then(|| conflate_flows(connector.kind)) {
+            Some(Some((out_flow, in_flow))) => peer_pipes(ids, signal, out_flow, in_flow),
+            _ => pipe_pair(ids, signal, out_hwm, in_hwm),
+        };
         peer.assigned_id = connector.connect_routing_id.clone();
         match binder {
             Some(b) => {

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::ipc::IpcPath;
 use crate::monitor::{EVENT_ACCEPTED, EVENT_ACCEPT_FAILED, EVENT_DISCONNECTED};
 use crate::option::Options;
-use crate::peer::pipe_pair;
+use crate::peer::socket_pipes;
 use crate::session::{ActivityGuard, SessionCtl};
 use crate::stream::AsyncStream;
 
@@ -181,12 +181,7 @@ async fn serve(
         return;
     };
     let id = link.next_pipe_id();
-    let (peer_end, far) = pipe_pair(
-        id,
-        link.mailbox.signal(),
-        crate::option::hwm(link.options.sndhwm),
-        crate::option::hwm(link.options.rcvhwm),
-    );
+    let (peer_end, far) = socket_pipes(id, link.mailbox.signal(), link.kind, &link.options);
     if !link.mailbox.send(SocketCommand::Attach(Box::new(peer_end))) {
         return;
     }

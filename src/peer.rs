@@ -7,13 +7,17 @@
 //! ```
 //! The socket-side ends wake the socket's eventfd; the engine-side ends wake a [`WakeSlot`]
 //! that points at whichever thread owns them now.
+//!
+//! With ZMQ_CONFLATE (on the socket types libzmq honours it on) a data direction is a
+//! conflating pipe instead: no HWM, only the newest message waits.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
-use ferromq_pipe::{pipe, Notify, Reader, Writer};
-use ferromq_zmtp::Metadata;
+use ferromq_pipe::{pipe, pipe_conflate, Notify, Reader, Writer};
+use ferromq_zmtp::{Metadata, SocketType};
 
+use crate::option::{hwm, Options};
 use crate::wake::WakeSlot;
 
 /// Identifies one pipe pair for the lifetime of a context.
@@ -42,17 +46,91 @@ pub(crate) struct SessionPipes {
     pub wake: Arc<WakeSlot>,
 }
 
-/// Creates the pipes for one peer.
+/// How one direction of a peer's pipes holds messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// A queue of at most this many messages (0 = unlimited).
+    Queue(usize),
+    /// ZMQ_CONFLATE: only the newest message, no HWM.
+    Conflate,
+}
+
+impl Flow {
+    fn pipe(
+        self,
+        reader_wake: Arc<dyn Notify>,
+        writer_wake: Arc<dyn Notify>,
+    ) -> (Writer<Bytes>, Reader<Bytes>) {
+        match self {
+            Flow::Queue(hwm) => pipe(hwm, reader_wake, writer_wake),
+            Flow::Conflate => pipe_conflate(reader_wake, writer_wake),
+        }
+    }
+}
+
+/// The (outbound, inbound) flows of a socket's peer pipes.
+pub(crate) fn flows(kind: SocketType, options: &Options) -> (Flow, Flow) {
+    options
+        .conflate
+        .then(|| conflate_flows(kind))
+        .flatten()
+        .unwrap_or((
+            Flow::Queue(hwm(options.sndhwm)),
+            Flow::Queue(hwm(options.rcvhwm)),
+        ))
+}
+
+/// The (outbound, inbound) flows of a socket with ZMQ_CONFLATE set; `None` where the option
+/// has no effect.
+///
+/// libzmq (`get_effective_conflate_option`) honours ZMQ_CONFLATE on DEALER, PULL, PUSH, PUB and
+/// SUB only, and then conflates both directions with no HWM. Here the direction that carries
+/// subscriptions (SUB -> PUB) stays a queue, unlimited as libzmq's conflated HWM is: conflating
+/// it would keep only the last of several subscriptions sent together (a resubscription after
+/// a reconnect sends them all at once), which libzmq does and no application wants.
+pub(crate) fn conflate_flows(kind: SocketType) -> Option<(Flow, Flow)> {
+    match kind {
+        SocketType::Dealer | SocketType::Pull | SocketType::Push => {
+            Some((Flow::Conflate, Flow::Conflate))
+        }
+        SocketType::Pub => Some((Flow::Conflate, Flow::Queue(0))),
+        SocketType::Sub => Some((Flow::Queue(0), Flow::Conflate)),
+        _ => None,
+    }
+}
+
+/// Creates the pipes for one peer of a socket of type `kind`, as its options say.
+pub(crate) fn socket_pipes(
+    id: PipeId,
+    socket_wake: Arc<dyn Notify>,
+    kind: SocketType,
+    options: &Options,
+) -> (Peer, SessionPipes) {
+    let (out, inp) = flows(kind, options);
+    peer_pipes(id, socket_wake, out, inp)
+}
+
+/// Creates the queue pipes for one peer.
 pub(crate) fn pipe_pair(
     id: PipeId,
     socket_wake: Arc<dyn Notify>,
     out_hwm: usize,
     in_hwm: usize,
 ) -> (Peer, SessionPipes) {
+    peer_pipes(id, socket_wake, Flow::Queue(out_hwm), Flow::Queue(in_hwm))
+}
+
+/// Creates the pipes for one peer, each direction as given.
+pub(crate) fn peer_pipes(
+    id: PipeId,
+    socket_wake: Arc<dyn Notify>,
+    out_flow: Flow,
+    in_flow: Flow,
+) -> (Peer, SessionPipes) {
     let wake = WakeSlot::new();
     let far: Arc<dyn Notify> = wake.clone();
-    let (out, from_socket) = pipe(out_hwm, Arc::clone(&far), Arc::clone(&socket_wake));
-    let (to_socket, inp) = pipe(in_hwm, socket_wake, far);
+    let (out, from_socket) = out_flow.pipe(Arc::clone(&far), Arc::clone(&socket_wake));
+    let (to_socket, inp) = in_flow.pipe(socket_wake, far);
     let peer = Peer {
         id,
         out,
@@ -117,6 +195,61 @@ mod tests {
             .unwrap();
         far.to_socket.flush();
         assert!(matches!(peer.inp.read(), Read::Item { .. }));
+    }
+
+    #[test]
+    fn conflate_applies_to_the_types_libzmq_applies_it_to() {
+        let mut options = Options {
+            sndhwm: 7,
+            rcvhwm: 9,
+            ..Options::default()
+        };
+        let queues = (Flow::Queue(7), Flow::Queue(9));
+        assert_eq!(flows(SocketType::Push, &options), queues);
+        options.conflate = true;
+        for kind in [SocketType::Dealer, SocketType::Pull, SocketType::Push] {
+            assert_eq!(flows(kind, &options), (Flow::Conflate, Flow::Conflate));
+        }
+        assert_eq!(
+            flows(SocketType::Pub, &options),
+            (Flow::Conflate, Flow::Queue(0))
+        );
+        assert_eq!(
+            flows(SocketType::Sub, &options),
+            (Flow::Queue(0), Flow::Conflate)
+        );
+        for kind in [
+            SocketType::Pair,
+            SocketType::Req,
+            SocketType::Rep,
+            SocketType::Router,
+            SocketType::XPub,
+            SocketType::XSub,
+        ] {
+            assert_eq!(flows(kind, &options), queues, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn conflating_pipes_keep_the_newest_both_ways() {
+        let sig = Arc::new(Signaler::new().unwrap());
+        let (mut peer, mut far) = peer_pipes(1, sig, Flow::Conflate, Flow::Conflate);
+        for body in [&b"old"[..], b"new"] {
+            peer.out.try_write(Bytes::from(body), false).unwrap();
+            peer.out.flush();
+            far.to_socket.try_write(Bytes::from(body), false).unwrap();
+            far.to_socket.flush();
+        }
+        for read in [far.from_socket.read(), peer.inp.read()] {
+            assert_eq!(
+                read,
+                Read::Item {
+                    item: Bytes::from_static(b"new"),
+                    more: false
+                }
+            );
+        }
+        assert_eq!(peer.inp.read(), Read::Empty);
     }
 
     #[test]

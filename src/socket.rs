@@ -29,7 +29,7 @@ use crate::monitor::{MonitorHub, EVENT_BIND_FAILED, EVENT_CLOSED, EVENT_LISTENIN
 use crate::msg::Msg;
 use crate::option::{self, Options};
 use crate::pattern::{self, Pattern};
-use crate::peer::{pipe_pair, PipeId};
+use crate::peer::{socket_pipes, PipeId};
 use crate::session::{ActivityGuard, SessionCtl};
 use crate::signaler::Signaler;
 
@@ -201,6 +201,7 @@ impl Socket {
             kind: self.kind,
             sndhwm: self.options.sndhwm,
             rcvhwm: self.options.rcvhwm,
+            conflate: self.options.conflate,
             routing_id: self.options.routing_id.clone(),
             connect_routing_id: self.options.connect_routing_id.clone(),
         }
@@ -301,12 +302,7 @@ impl Socket {
             (None, None)
         } else {
             let id = link.next_pipe_id();
-            let (mut peer, far) = pipe_pair(
-                id,
-                self.mailbox.signal(),
-                crate::option::hwm(self.options.sndhwm),
-                crate::option::hwm(self.options.rcvhwm),
-            );
+            let (mut peer, far) = socket_pipes(id, self.mailbox.signal(), self.kind, &self.options);
             peer.assigned_id = self.options.connect_routing_id.clone();
             self.core.get_mut().pattern.attach(peer, &self.options);
             (Some((far, id)), Some(id))
@@ -419,14 +415,7 @@ impl Socket {
             let core = self.core.get_mut();
             drain_commands(core, &self.options);
             match core.pattern.recv() {
-                Ok(mut msg) => {
-                    // ZMQ_CONFLATE: only the newest complete message waiting counts.
-                    while self.options.conflate && !msg.more && core.pattern.has_in() {
-                        match core.pattern.recv() {
-                            Ok(newer) => msg = newer,
-                            Err(_) => break,
-                        }
-                    }
+                Ok(msg) => {
                     self.rcvmore = msg.more;
                     return Ok(msg);
                 }
@@ -649,8 +638,8 @@ impl Socket {
     pub fn set_unsubscribe(&mut self, topic: &[u8]) -> Result<()> {
         self.set_option_raw(option::ZMQ_UNSUBSCRIBE, topic)
     }
-    /// ZMQ_CONFLATE: a receive returns only the newest message waiting (single-part
-    /// messages; SUB, PULL, DEALER).
+    /// ZMQ_CONFLATE: each peer's pipes hold only the newest message, with no HWM (on DEALER,
+    /// PULL, PUSH, PUB and SUB, as libzmq; other types ignore it). Set before bind/connect.
     pub fn set_conflate(&mut self, on: bool) -> Result<()> {
         self.set_int(option::ZMQ_CONFLATE, i32::from(on))
     }

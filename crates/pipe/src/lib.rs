@@ -42,6 +42,8 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod chunk;
+mod conflate;
+mod ends;
 mod notify;
 mod reader;
 mod shared;
@@ -51,13 +53,16 @@ mod writer;
 #[cfg(all(test, loom))]
 mod loom_tests;
 
+pub use ends::{Reader, Writer};
 pub use notify::Notify;
-pub use reader::{Read, Reader};
-pub use writer::Writer;
+pub use reader::Read;
 
 use chunk::Chunk;
+use conflate::{ConflateReader, ConflateWriter, Slot};
+use reader::QueueReader;
 use shared::Shared;
 use sync::Arc;
+use writer::QueueWriter;
 
 /// Creates a pipe holding at most `hwm` complete messages (0 = unlimited).
 ///
@@ -71,9 +76,27 @@ pub fn pipe<T: Send>(
 ) -> (Writer<T>, Reader<T>) {
     let first_chunk = Chunk::alloc();
     let shared = Arc::new(Shared::new(first_chunk, reader_wake, writer_wake));
-    let writer = Writer::new(Arc::clone(&shared), first_chunk, hwm);
-    let reader = Reader::new(shared, first_chunk, hwm);
-    (writer, reader)
+    let writer = QueueWriter::new(Arc::clone(&shared), first_chunk, hwm);
+    let reader = QueueReader::new(shared, first_chunk, hwm);
+    (Writer::queue(writer), Reader::queue(reader))
+}
+
+/// Creates a conflating pipe (ZMQ_CONFLATE): it holds only the newest complete message, so the
+/// reader always gets the latest and memory stays one message however slow the reader is.
+///
+/// The ends keep the queue's contract except for the HWM: a flush that makes the pipe
+/// non-empty wakes a reader that had found it empty, the reader reads `Closed` after the last
+/// message once the writer is gone, the writer is never refused (`can_write` is always true)
+/// and `writer_wake` is called only when the reader closes. A message replaces the previous
+/// one whole, so the reader never sees frames of two messages mixed.
+pub fn pipe_conflate<T: Send>(
+    reader_wake: std::sync::Arc<dyn Notify>,
+    writer_wake: std::sync::Arc<dyn Notify>,
+) -> (Writer<T>, Reader<T>) {
+    let slot = Arc::new(Slot::new(reader_wake, writer_wake));
+    let writer = ConflateWriter::new(Arc::clone(&slot));
+    let reader = ConflateReader::new(slot);
+    (Writer::conflate(writer), Reader::conflate(reader))
 }
 
 #[cfg(all(test, not(loom)))]

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use loom::sync::atomic::AtomicUsize;
 use loom::thread;
 
-use crate::{pipe, Notify, Read, Reader, Writer};
+use crate::{pipe, pipe_conflate, Notify, Read, Reader, Writer};
 
 #[derive(Debug, Default)]
 struct Counter(AtomicUsize);
@@ -283,5 +283,67 @@ fn blocking_ends_never_deadlock() {
         }
         assert_eq!(expected, 3);
         writer.join().unwrap();
+    });
+}
+
+/// A conflating pipe with a blocking reader: flushes and the close race the reader falling
+/// asleep. A lost wake-up is a deadlock; the reader sees only increasing values, whole
+/// messages, and always the last one.
+#[test]
+fn conflating_reader_never_misses_a_wake_up_or_the_newest() {
+    loom::model(|| {
+        let reader_wake = std::sync::Arc::new(Event::default());
+        let (mut w, mut r) =
+            pipe_conflate::<u32>(reader_wake.clone(), std::sync::Arc::new(Event::default()));
+        let writer = thread::spawn(move || {
+            for i in 0..2 {
+                w.try_write(i, true).unwrap();
+                w.try_write(i, false).unwrap();
+                w.flush();
+            }
+        });
+        let mut last = None;
+        loop {
+            match r.read() {
+                Read::Item { item, more: true } => {
+                    assert!(last.map_or(true, |l| item > l));
+                    assert_eq!(r.read(), Read::Item { item, more: false });
+                    last = Some(item);
+                }
+                Read::Item { more: false, .. } => panic!("a torn message"),
+                Read::Empty => reader_wake.0.wait(),
+                Read::Closed => break,
+            }
+        }
+        assert_eq!(last, Some(1));
+        writer.join().unwrap();
+    });
+}
+
+/// The reader closing while the writer writes: the writer is woken once, sees the close,
+/// and every value is dropped exactly once by whoever leaves last.
+#[test]
+fn conflating_reader_drop_races_writes() {
+    loom::model(|| {
+        let token = loom::sync::Arc::new(());
+        let writer_wake = std::sync::Arc::new(Counter::default());
+        let (mut w, r) = pipe_conflate::<loom::sync::Arc<()>>(
+            std::sync::Arc::new(Counter::default()),
+            writer_wake.clone(),
+        );
+        let t = token.clone();
+        let writer = thread::spawn(move || {
+            for _ in 0..2 {
+                w.try_write(t.clone(), false).unwrap();
+                w.flush();
+            }
+            w
+        });
+        drop(r);
+        let w = writer.join().unwrap();
+        assert!(w.is_closed());
+        assert_eq!(writer_wake.get(), 1);
+        drop(w);
+        assert_eq!(loom::sync::Arc::strong_count(&token), 1);
     });
 }

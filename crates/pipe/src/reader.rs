@@ -11,7 +11,7 @@ use crate::sync::{fence, Arc};
 /// rather than a shared-line write per message).
 const MAX_PUBLISH_BATCH: u64 = 64;
 
-/// What [`Reader::read`] found.
+/// What [`crate::Reader::read`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Read<T> {
     /// The next frame; `more` says further frames of the same message follow (and are
@@ -31,7 +31,7 @@ enum Refill {
 }
 
 /// The consuming end of a pipe. `Send`, not `Sync`: one thread reads at a time.
-pub struct Reader<T> {
+pub(crate) struct QueueReader<T> {
     shared: Arc<Shared<T>>,
     /// Chunk that holds position `position`.
     head: *mut Chunk<T>,
@@ -48,11 +48,11 @@ pub struct Reader<T> {
 }
 
 // SAFETY: the raw chunk pointer is the reader's private view of memory owned by the pipe
-// protocol; the only values that cross threads are `T`s, which are `Send`. `Reader` stays
+// protocol; the only values that cross threads are `T`s, which are `Send`. `QueueReader` stays
 // `!Sync` (raw pointers), so one thread at a time drives it.
-unsafe impl<T: Send> Send for Reader<T> {}
+unsafe impl<T: Send> Send for QueueReader<T> {}
 
-impl<T> Reader<T> {
+impl<T> QueueReader<T> {
     pub(crate) fn new(shared: Arc<Shared<T>>, first_chunk: *mut Chunk<T>, hwm: usize) -> Self {
         let hwm = u64::try_from(hwm).unwrap_or(u64::MAX);
         Self {
@@ -94,7 +94,7 @@ impl<T> Reader<T> {
     }
 
     /// Whether a frame is ready to read, without taking it. A `false` puts the reader to
-    /// sleep exactly as [`Reader::read`] returning `Empty` does (or means the pipe is closed).
+    /// sleep exactly as [`Self::read`] returning `Empty` does (or means the pipe is closed).
     pub fn has_message(&mut self) -> bool {
         self.position != self.limit || matches!(self.refill(), Refill::Ready)
     }
@@ -191,7 +191,7 @@ impl<T> Reader<T> {
     }
 }
 
-impl<T> Drop for Reader<T> {
+impl<T> Drop for QueueReader<T> {
     /// Closes the pipe: the writer sees [`crate::Writer::is_closed`] and is woken; frames still
     /// queued are dropped by whichever end leaves last.
     fn drop(&mut self) {
@@ -205,9 +205,9 @@ impl<T> Drop for Reader<T> {
     }
 }
 
-impl<T> fmt::Debug for Reader<T> {
+impl<T> fmt::Debug for QueueReader<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Reader")
+        f.debug_struct("QueueReader")
             .field("position", &self.position)
             .field("limit", &self.limit)
             .field("msgs_read", &self.msgs_read)

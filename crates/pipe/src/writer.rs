@@ -19,7 +19,7 @@ const MAX_WAKE_BATCH: u64 = 1024;
 ///   ... read ... | flushed ......... | complete ....... | end
 ///                ^ visible to reader ^ whole messages  ^ frames of the message being written
 /// ```
-pub struct Writer<T> {
+pub(crate) struct QueueWriter<T> {
     shared: Arc<Shared<T>>,
     /// Chunk that holds position `end` (always allocated before `end` reaches it).
     tail: *mut Chunk<T>,
@@ -44,11 +44,11 @@ pub struct Writer<T> {
 }
 
 // SAFETY: the raw chunk pointers are the writer's private view of memory owned by the pipe
-// protocol; the only values that cross threads are `T`s, which are `Send`. `Writer` stays
+// protocol; the only values that cross threads are `T`s, which are `Send`. `QueueWriter` stays
 // `!Sync` (raw pointers), so one thread at a time drives it.
-unsafe impl<T: Send> Send for Writer<T> {}
+unsafe impl<T: Send> Send for QueueWriter<T> {}
 
-impl<T> Writer<T> {
+impl<T> QueueWriter<T> {
     pub(crate) fn new(shared: Arc<Shared<T>>, first_chunk: *mut Chunk<T>, hwm: usize) -> Self {
         let hwm = u64::try_from(hwm).unwrap_or(u64::MAX);
         Self {
@@ -67,12 +67,12 @@ impl<T> Writer<T> {
     }
 
     /// Writes one frame; `more` says further frames of the same message follow. The frame
-    /// stays invisible to the reader until its message is complete and [`Writer::flush`]ed.
+    /// stays invisible to the reader until its message is complete and [`Self::flush`]ed.
     ///
     /// Only the first frame of a message can be refused, and only when the pipe already holds
     /// `hwm` complete messages; the item comes back and `writer_wake` will be notified once
     /// the reader has freed space (or closed). Once the reader is gone frames are accepted
-    /// and dropped at once; [`Writer::is_closed`] tells the caller.
+    /// and dropped at once; [`Self::is_closed`] tells the caller.
     pub fn try_write(&mut self, item: T, more: bool) -> Result<(), T> {
         if self.shared.reader_closed.load(Ordering::Acquire) {
             return Ok(());
@@ -101,7 +101,7 @@ impl<T> Writer<T> {
     }
 
     /// Whether the first frame of the next message would be accepted. A `false` arms the same
-    /// wake-up as a refused [`Writer::try_write`]. In the middle of a message it is `true`.
+    /// wake-up as a refused [`Self::try_write`]. In the middle of a message it is `true`.
     pub fn can_write(&self) -> bool {
         self.in_message()
             || self.shared.reader_closed.load(Ordering::Acquire)
@@ -231,7 +231,7 @@ impl<T> Writer<T> {
     }
 }
 
-impl<T> Drop for Writer<T> {
+impl<T> Drop for QueueWriter<T> {
     /// Publishes what is complete, drops the unfinished message and tells the reader the pipe
     /// is closed; it drains what was published and then reads `Closed`.
     fn drop(&mut self) {
@@ -249,9 +249,9 @@ impl<T> Drop for Writer<T> {
     }
 }
 
-impl<T> fmt::Debug for Writer<T> {
+impl<T> fmt::Debug for QueueWriter<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Writer")
+        f.debug_struct("QueueWriter")
             .field("end", &self.end)
             .field("complete", &self.complete)
             .field("flushed", &self.flushed)

@@ -1,0 +1,153 @@
+//! The two public pipe ends, each either a queue end or a conflating end.
+//!
+//! One type for both kinds keeps the runtime's `Writer<Bytes>`/`Reader<Bytes>` unchanged
+//! whatever the socket's options; the price is one predictable branch per call.
+
+use std::fmt;
+
+use crate::conflate::{ConflateReader, ConflateWriter};
+use crate::reader::{QueueReader, Read};
+use crate::writer::QueueWriter;
+
+/// The producing end of a pipe. `Send`, not `Sync`: one thread writes at a time.
+pub struct Writer<T>(WriterKind<T>);
+
+enum WriterKind<T> {
+    Queue(QueueWriter<T>),
+    Conflate(ConflateWriter<T>),
+}
+
+impl<T> Writer<T> {
+    pub(crate) fn queue(writer: QueueWriter<T>) -> Self {
+        Self(WriterKind::Queue(writer))
+    }
+
+    pub(crate) fn conflate(writer: ConflateWriter<T>) -> Self {
+        Self(WriterKind::Conflate(writer))
+    }
+
+    /// Writes one frame; `more` says further frames of the same message follow. The frame
+    /// stays invisible to the reader until its message is complete and [`Writer::flush`]ed.
+    ///
+    /// Only the first frame of a message can be refused, and only when the pipe already holds
+    /// `hwm` complete messages; the item comes back and `writer_wake` will be notified once
+    /// the reader has freed space (or closed). Once the reader is gone frames are accepted
+    /// and dropped at once; [`Writer::is_closed`] tells the caller. A conflating pipe never
+    /// refuses: a complete message replaces the one before it.
+    #[inline]
+    pub fn try_write(&mut self, item: T, more: bool) -> Result<(), T> {
+        match &mut self.0 {
+            WriterKind::Queue(w) => w.try_write(item, more),
+            WriterKind::Conflate(w) => {
+                w.try_write(item, more);
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether the first frame of the next message would be accepted. A `false` arms the same
+    /// wake-up as a refused [`Writer::try_write`]. In the middle of a message it is `true`;
+    /// on a conflating pipe always.
+    #[inline]
+    pub fn can_write(&self) -> bool {
+        match &self.0 {
+            WriterKind::Queue(w) => w.can_write(),
+            WriterKind::Conflate(_) => true,
+        }
+    }
+
+    /// Publishes every complete message written so far (the frames of an unfinished message
+    /// stay back) and wakes the reader only if it had gone to sleep on an empty pipe. A
+    /// conflating pipe publishes only the newest, replacing one the reader has not taken.
+    #[inline]
+    pub fn flush(&mut self) {
+        match &mut self.0 {
+            WriterKind::Queue(w) => w.flush(),
+            WriterKind::Conflate(w) => w.flush(),
+        }
+    }
+
+    /// Drops the frames of the message being written (the connection died half way through
+    /// it); complete messages, flushed or not, stay.
+    pub fn rollback(&mut self) {
+        match &mut self.0 {
+            WriterKind::Queue(w) => w.rollback(),
+            WriterKind::Conflate(w) => w.rollback(),
+        }
+    }
+
+    /// Whether the reader has been dropped; writes are then pointless (and discarded).
+    #[inline]
+    pub fn is_closed(&self) -> bool {
+        match &self.0 {
+            WriterKind::Queue(w) => w.is_closed(),
+            WriterKind::Conflate(w) => w.is_closed(),
+        }
+    }
+
+    /// Chunks a queue writer has allocated (0 for a conflating one).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn chunk_allocations(&self) -> u64 {
+        match &self.0 {
+            WriterKind::Queue(w) => w.chunk_allocations(),
+            WriterKind::Conflate(_) => 0,
+        }
+    }
+}
+
+impl<T> fmt::Debug for Writer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            WriterKind::Queue(w) => w.fmt(f),
+            WriterKind::Conflate(w) => w.fmt(f),
+        }
+    }
+}
+
+/// The consuming end of a pipe. `Send`, not `Sync`: one thread reads at a time.
+pub struct Reader<T>(ReaderKind<T>);
+
+enum ReaderKind<T> {
+    Queue(QueueReader<T>),
+    Conflate(ConflateReader<T>),
+}
+
+impl<T> Reader<T> {
+    pub(crate) fn queue(reader: QueueReader<T>) -> Self {
+        Self(ReaderKind::Queue(reader))
+    }
+
+    pub(crate) fn conflate(reader: ConflateReader<T>) -> Self {
+        Self(ReaderKind::Conflate(reader))
+    }
+
+    /// Takes the next frame. Frames come in the order written, a message's frames back to
+    /// back, and only once the whole message was flushed. A conflating pipe yields the newest
+    /// message flushed since the last read, whole.
+    #[inline]
+    pub fn read(&mut self) -> Read<T> {
+        match &mut self.0 {
+            ReaderKind::Queue(r) => r.read(),
+            ReaderKind::Conflate(r) => r.read(),
+        }
+    }
+
+    /// Whether a frame is ready to read, without taking it. A `false` puts the reader to
+    /// sleep exactly as [`Reader::read`] returning `Empty` does (or means the pipe is closed).
+    #[inline]
+    pub fn has_message(&mut self) -> bool {
+        match &mut self.0 {
+            ReaderKind::Queue(r) => r.has_message(),
+            ReaderKind::Conflate(r) => r.has_message(),
+        }
+    }
+}
+
+impl<T> fmt::Debug for Reader<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            ReaderKind::Queue(r) => r.fmt(f),
+            ReaderKind::Conflate(r) => r.fmt(f),
+        }
+    }
+}
