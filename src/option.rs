@@ -141,7 +141,8 @@ pub struct Options {
     pub router_handover: bool,
     /// I/O thread affinity bit mask (accepted, stored).
     pub affinity: u64,
-    /// ZMQ_CONFLATE: a receive returns only the newest message waiting.
+    /// ZMQ_CONFLATE: on DEALER, PULL, PUSH, PUB and SUB each peer pipe keeps only the newest
+    /// whole message, with no HWM (src/peer.rs decides which types).
     pub conflate: bool,
 }
 
