@@ -8,7 +8,7 @@
 //! `write_vectored` until the kernel refuses. ZMTP commands on the data stream are handled
 //! here: PING is answered with PONG, everything else is ignored as libzmq does.
 
-use std::io::{self, IoSlice, Read, Write};
+use std::io::{self, IoSlice, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -197,32 +197,33 @@ impl Engine {
                 return Ok(());
             }
             let start = self.rbuf.len();
-            // A large body is read into exactly the room it needs: one allocation and one
-            // zeroing, no doubling of a growing buffer.
+            // A large body is read into exactly the room it needs: one allocation, no
+            // doubling of a growing buffer, and no zeroing (the room is read into as
+            // uninitialised memory).
             let want = missing.min(EXACT_READ_MAX).max(self.read_size);
             if self.rbuf.capacity() - start < want {
                 self.rbuf.reserve(want.max(RECV_BUFFER));
             }
-            self.rbuf.resize(start + want, 0);
-            let result = self.stream.read(&mut self.rbuf[start..]);
-            let n = match result {
+            let room = &mut self.rbuf.spare_capacity_mut()[..want];
+            let n = match self.stream.read_uninit(room) {
                 Ok(n) => n,
-                Err(e) => {
-                    self.rbuf.truncate(start);
-                    match e.kind() {
-                        io::ErrorKind::WouldBlock => {
-                            self.readable = false;
-                            return Ok(());
-                        }
-                        io::ErrorKind::Interrupted => continue,
-                        _ => return Err(Error::from(e)),
+                Err(e) => match e.kind() {
+                    io::ErrorKind::WouldBlock => {
+                        self.readable = false;
+                        return Ok(());
                     }
-                }
+                    io::ErrorKind::Interrupted => continue,
+                    _ => return Err(Error::from(e)),
+                },
             };
-            self.rbuf.truncate(start + n);
             if n == 0 {
                 return Err(Error::ConnReset);
             }
+            // SAFETY: `read_uninit` returned the number of leading bytes of `room` that the
+            // kernel wrote, and `room` is the spare capacity starting right at `start`, the
+            // buffer's length; so bytes `start..start + n` are initialised, and
+            // `n <= want <= capacity - start`.
+            unsafe { self.rbuf.set_len(start + n) };
             self.read_size = if n >= self.read_size {
                 BIG_READ
             } else {

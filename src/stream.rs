@@ -2,6 +2,7 @@
 //! management layer connects and handshakes, then a mio stream on an I/O thread.
 
 use std::io::{self, IoSlice, Read, Write};
+use std::mem::MaybeUninit;
 
 use mio::event::Source;
 use mio::{Interest, Registry, Token};
@@ -60,6 +61,20 @@ impl Read for Stream {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
         }
+    }
+}
+
+impl Stream {
+    /// Reads into memory that need not be initialised (the spare capacity of the engine's
+    /// buffer); returns how many leading bytes of `buf` the kernel filled. Through `Read`
+    /// the room would have to be zeroed first, which for a large frame read in several
+    /// pieces cost more than the copy out of the kernel.
+    pub(crate) fn read_uninit(&mut self, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
+        let filled = match self {
+            Stream::Tcp(s) => rustix::io::read(&*s, buf),
+            Stream::Unix(s) => rustix::io::read(&*s, buf),
+        };
+        filled.map(|(init, _)| init.len()).map_err(io::Error::from)
     }
 }
 
