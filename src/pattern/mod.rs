@@ -16,6 +16,7 @@ use crate::peer::{Peer, PipeId};
 
 mod dealer;
 mod fq;
+mod id_hash;
 mod lb;
 mod pair;
 mod pub_;

@@ -23,7 +23,7 @@ use crate::pattern::fq::FairQueue;
 use crate::pattern::{Pattern, SendResult};
 use crate::peer::{Peer, PipeId};
 
-use self::id_hash::IdHashState;
+use super::id_hash::IdHashState;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Outbound {
@@ -281,83 +281,6 @@ impl Pattern for Router {
     }
 }
 
-/// The routing-id hash: a folded multiply (the wyhash/foldhash construction) keyed with 128
-/// random bits per socket, about 16-20 ns a lookup of a `peer-<i>` id among 1,000 where std's
-/// SipHash-1-3 takes 24-35 ns (on the 2-vCPU VM, in a loop of lookups alone). Routing ids are
-/// chosen by peers, so the key matters: unkeyed (FxHash), ids could be picked to land in one
-/// bucket and turn every lookup into a long probe (HashDoS). The key comes from std's
-/// `RandomState` (seeded by the OS) and no hash value ever leaves the socket; that is weaker
-/// than SipHash's guarantee, the same as foldhash's (hashbrown's default hasher) or ahash's
-/// fallback. No dependency: the hash is these few lines.
-mod id_hash {
-    use std::collections::hash_map::RandomState;
-    use std::hash::{BuildHasher, Hasher};
-
-    #[derive(Debug, Clone, Copy)]
-    pub(super) struct IdHashState {
-        seed: u64,
-        multiplier: u64,
-    }
-
-    impl IdHashState {
-        pub(super) fn new() -> IdHashState {
-            let keys = RandomState::new();
-            IdHashState {
-                seed: keys.hash_one(0u64),
-                // Odd, so never zero: a zero multiplier would give every id the same hash.
-                multiplier: keys.hash_one(1u64) | 1,
-            }
-        }
-    }
-
-    impl BuildHasher for IdHashState {
-        type Hasher = IdHasher;
-
-        fn build_hasher(&self) -> IdHasher {
-            IdHasher {
-                state: self.seed,
-                multiplier: self.multiplier,
-            }
-        }
-    }
-
-    pub(super) struct IdHasher {
-        state: u64,
-        multiplier: u64,
-    }
-
-    impl IdHasher {
-        fn mix(&mut self, word: u64) {
-            let product = u128::from(self.state ^ word) * u128::from(self.multiplier);
-            self.state = (product as u64) ^ ((product >> 64) as u64);
-        }
-    }
-
-    impl Hasher for IdHasher {
-        fn write(&mut self, bytes: &[u8]) {
-            // `[u8]`'s Hash writes the length first, so the zero padding is unambiguous.
-            for chunk in bytes.chunks(8) {
-                let mut word = [0u8; 8];
-                word[..chunk.len()].copy_from_slice(chunk);
-                self.mix(u64::from_le_bytes(word));
-            }
-        }
-
-        fn write_usize(&mut self, n: usize) {
-            self.mix(n as u64);
-        }
-
-        fn finish(&self) -> u64 {
-            let mut last = IdHasher {
-                state: self.state,
-                multiplier: self.multiplier.rotate_left(32) | 1,
-            };
-            last.mix(self.multiplier);
-            last.state
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -438,21 +361,6 @@ mod tests {
         assert_eq!(r.peers[holder].id, 3);
         assert_eq!(r.peers.len(), 2);
         assert_map_matches_peers(&r);
-    }
-
-    #[test]
-    fn id_hash_is_keyed_and_tells_ids_apart() {
-        use std::hash::BuildHasher;
-        let (a, b) = (IdHashState::new(), IdHashState::new());
-        let ids: Vec<Bytes> = (0..1000u64)
-            .map(name)
-            .chain([Bytes::from_static(b"ab"), Bytes::from_static(b"ab\0")])
-            .collect();
-        let hashes: std::collections::HashSet<u64> = ids.iter().map(|id| a.hash_one(id)).collect();
-        assert_eq!(hashes.len(), ids.len());
-        assert_eq!(a.hash_one(&ids[7]), a.hash_one(name(7)));
-        // Two sockets do not share a key.
-        assert!(ids.iter().any(|id| a.hash_one(id) != b.hash_one(id)));
     }
 
     /// Every identified peer has one entry, and every entry points at the peer holding it.

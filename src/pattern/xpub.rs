@@ -29,6 +29,7 @@ use crate::option::{
     self, int_value, Options, ZMQ_INVERT_MATCHING, ZMQ_SUBSCRIBE, ZMQ_UNSUBSCRIBE, ZMQ_XPUB_MANUAL,
     ZMQ_XPUB_NODROP, ZMQ_XPUB_VERBOSE, ZMQ_XPUB_VERBOSER, ZMQ_XPUB_WELCOME_MSG,
 };
+use crate::pattern::id_hash::IdHashState;
 use crate::pattern::{Pattern, SendResult};
 use crate::peer::{Peer, PipeId};
 
@@ -60,7 +61,7 @@ enum Removed {
 pub(crate) struct Xpub {
     role: Role,
     peers: Vec<Peer>,
-    index: HashMap<PipeId, usize>,
+    index: HashMap<PipeId, usize, IdHashState>,
     trie: MultiTrie<PipeId>,
     /// Each peer's prefixes (the set semantics of libzmq's mtrie; the trie itself counts).
     held: HashMap<PipeId, HashSet<Bytes>>,
@@ -101,7 +102,7 @@ impl Xpub {
         Xpub {
             role,
             peers: Vec::new(),
-            index: HashMap::new(),
+            index: HashMap::with_hasher(IdHashState::new()),
             trie: MultiTrie::new(),
             held: HashMap::new(),
             manual_held: HashMap::new(),
@@ -265,21 +266,32 @@ impl Xpub {
         }
     }
 
-    fn write_matched(&mut self, frame: Bytes, more: bool) {
-        let index = &self.index;
-        let peers = &mut self.peers;
-        self.matched.retain(|pid| {
-            let Some(&i) = index.get(pid) else {
-                return false;
+    fn write_matched(&mut self, mut frame: Bytes, more: bool) {
+        // The last matched peer takes the frame itself: with one subscriber (the common
+        // case) that saves the clone, which for a `Vec`-backed `Bytes` is an allocation.
+        let last = self.matched.len().saturating_sub(1);
+        let mut kept = 0;
+        for k in 0..self.matched.len() {
+            let pid = self.matched[k];
+            let Some(&i) = self.index.get(&pid) else {
+                continue;
             };
-            let p = &mut peers[i];
+            let data = if k == last {
+                std::mem::take(&mut frame)
+            } else {
+                frame.clone()
+            };
+            let p = &mut self.peers[i];
             // A refused first frame drops the whole message for this peer only.
-            let ok = p.out.try_write(frame.clone(), more).is_ok();
-            if ok && !more {
-                p.out.flush();
+            if p.out.try_write(data, more).is_ok() {
+                if !more {
+                    p.out.flush();
+                }
+                self.matched[kept] = pid;
+                kept += 1;
             }
-            ok
-        });
+        }
+        self.matched.truncate(kept);
         if !more {
             self.matched.clear();
         }
