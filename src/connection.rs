@@ -219,14 +219,7 @@ pub(crate) async fn run_engine(
     let stream = stream.into_mio().ok()?;
     ctl.set_engine_wake(Arc::clone(&pipes.wake));
     let (tx, rx) = tokio::sync::oneshot::channel();
-    let mut engine = Engine::new(
-        stream,
-        pipes,
-        Arc::clone(ctl),
-        leftover,
-        link.options.max_msg_size(),
-        tx,
-    );
+    let mut engine = Engine::new(stream, pipes, Arc::clone(ctl), leftover, &link.options, tx);
     engine.set_subscription_commands(link.kind == SocketType::Sub && peer_minor >= 1);
     link.io.pick().adopt(engine);
     rx.await.ok()

@@ -17,6 +17,8 @@ use ferromq_pipe::Read as PipeRead;
 use ferromq_zmtp::{Command, Decoded, Encoder, FrameDecoder};
 
 use crate::error::Error;
+use crate::heartbeat::Heartbeat;
+use crate::option::Options;
 use crate::peer::SessionPipes;
 use crate::session::SessionCtl;
 use crate::stream::Stream;
@@ -58,7 +60,8 @@ pub(crate) struct EngineExit {
 pub(crate) enum Step {
     /// Wait for readiness or a wake-up.
     Idle,
-    /// Wait, but end the engine at this deadline (lingering).
+    /// Wait, and run again at this instant if nothing happens before (a heartbeat is due,
+    /// or linger runs out).
     Until(Instant),
     /// Done: remove the engine.
     Done,
@@ -88,6 +91,7 @@ pub(crate) struct Engine {
     subscription_commands: bool,
     /// The last frame taken from the outbound pipe had MORE set.
     out_more: bool,
+    heartbeat: Heartbeat,
 }
 
 impl Engine {
@@ -96,7 +100,7 @@ impl Engine {
         pipes: SessionPipes,
         ctl: Arc<SessionCtl>,
         leftover: BytesMut,
-        max_msg_size: Option<u64>,
+        options: &Options,
         exit: tokio::sync::oneshot::Sender<EngineExit>,
     ) -> Engine {
         Engine {
@@ -104,7 +108,7 @@ impl Engine {
             pipes: Some(pipes),
             ctl,
             exit: Some(exit),
-            decoder: FrameDecoder::new(max_msg_size),
+            decoder: FrameDecoder::new(options.max_msg_size()),
             encoder: Encoder::new(),
             rbuf: leftover,
             read_size: SMALL_READ,
@@ -116,6 +120,7 @@ impl Engine {
             end: None,
             subscription_commands: false,
             out_more: false,
+            heartbeat: Heartbeat::new(options, Instant::now()),
         }
     }
 
@@ -140,16 +145,28 @@ impl Engine {
             self.end = Some(EngineEnd::Finished);
             return Step::Done;
         }
+        // The clock is read only while a heartbeat clock runs.
+        if self.heartbeat.armed() {
+            if let Err(e) = self.heartbeat.tick(Instant::now(), &mut self.encoder) {
+                self.end = Some(EngineEnd::Disconnected(e));
+                return Step::Done;
+            }
+        }
         if let Err(e) = self.pump_in() {
             self.end = Some(EngineEnd::Disconnected(e));
             return Step::Done;
         }
-        match self.pump_out() {
+        let step = match self.pump_out() {
             Err(e) => {
                 self.end = Some(EngineEnd::Disconnected(e));
-                Step::Done
+                return Step::Done;
             }
             Ok(step) => step,
+        };
+        match (step, self.heartbeat.deadline()) {
+            (Step::Idle, Some(beat)) => Step::Until(beat),
+            (Step::Until(linger), Some(beat)) => Step::Until(linger.min(beat)),
+            (step, _) => step,
         }
     }
 
@@ -174,8 +191,13 @@ impl Engine {
             let missing = loop {
                 match self.decoder.decode(&mut self.rbuf) {
                     Ok(Decoded::Frame(frame)) => {
+                        self.heartbeat.heard();
                         let (body, more) = if frame.command {
-                            match handle_command(frame.body, &mut self.encoder)? {
+                            match handle_command(
+                                frame.body,
+                                &mut self.encoder,
+                                &mut self.heartbeat,
+                            )? {
                                 Some(subscription) => (subscription, false),
                                 None => continue,
                             }
@@ -324,7 +346,11 @@ impl Engine {
 /// Answers a PING; turns SUBSCRIBE/CANCEL into the 0x01/0x00 + topic message a PUB/XPUB
 /// reads (what a ZMTP 3.0 peer sends; libzmq's xpub.cpp accepts both forms the same way);
 /// ignores the rest (PONG).
-fn handle_command(body: Bytes, encoder: &mut Encoder) -> Result<Option<Bytes>, Error> {
+fn handle_command(
+    body: Bytes,
+    encoder: &mut Encoder,
+    heartbeat: &mut Heartbeat,
+) -> Result<Option<Bytes>, Error> {
     let marked = |marker: u8, topic: Bytes| {
         let mut b = BytesMut::with_capacity(topic.len() + 1);
         b.extend_from_slice(&[marker]);
@@ -332,7 +358,8 @@ fn handle_command(body: Bytes, encoder: &mut Encoder) -> Result<Option<Bytes>, E
         Some(b.freeze())
     };
     match Command::decode(body) {
-        Ok(Command::Ping { context, .. }) => {
+        Ok(Command::Ping { ttl, context }) => {
+            heartbeat.pinged(ttl);
             encoder.push_command(&Command::Pong { context });
             Ok(None)
         }

@@ -127,13 +127,14 @@ impl Drop for IoThread {
 fn run(mut poll: Poll, shared: &Arc<IoShared>) {
     let mut events = Events::with_capacity(256);
     let mut engines: HashMap<usize, Engine> = HashMap::new();
-    let mut deadlines: Vec<(Instant, usize)> = Vec::new();
+    // When each engine that asked for it runs again: heartbeats, linger. Empty on the hot
+    // path of connections without either.
+    let mut deadlines: HashMap<usize, Instant> = HashMap::new();
     let mut ready = Vec::new();
     let mut adopt = Vec::new();
     loop {
         let timeout = deadlines
-            .iter()
-            .map(|(d, _)| *d)
+            .values()
             .min()
             .map(|d| d.saturating_duration_since(Instant::now()));
         if let Err(e) = poll.poll(&mut events, timeout) {
@@ -190,18 +191,14 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
         }
         if !deadlines.is_empty() {
             let now = Instant::now();
-            let expired: Vec<usize> = deadlines
+            let due: Vec<usize> = deadlines
                 .iter()
-                .filter(|(d, _)| *d <= now)
-                .map(|(_, t)| *t)
+                .filter(|(_, d)| **d <= now)
+                .map(|(t, _)| *t)
                 .collect();
-            deadlines.retain(|(d, _)| *d > now);
-            for token in expired {
-                if let Some(mut engine) = engines.remove(&token) {
-                    let _ = poll.registry().deregister(&mut engine.stream);
-                    engine.expire();
-                    engine.finish();
-                }
+            for token in due {
+                deadlines.remove(&token);
+                drive(&poll, &mut engines, &mut deadlines, token);
             }
         }
     }
@@ -210,21 +207,23 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
 fn drive(
     poll: &Poll,
     engines: &mut HashMap<usize, Engine>,
-    deadlines: &mut Vec<(Instant, usize)>,
+    deadlines: &mut HashMap<usize, Instant>,
     token: usize,
 ) {
     let Some(engine) = engines.get_mut(&token) else {
         return;
     };
     match engine.run() {
-        Step::Idle => {}
-        Step::Until(deadline) => {
-            if !deadlines.iter().any(|(_, t)| *t == token) {
-                deadlines.push((deadline, token));
+        Step::Idle => {
+            if !deadlines.is_empty() {
+                deadlines.remove(&token);
             }
         }
+        Step::Until(deadline) => {
+            deadlines.insert(token, deadline);
+        }
         Step::Done => {
-            deadlines.retain(|(_, t)| *t != token);
+            deadlines.remove(&token);
             if let Some(mut engine) = engines.remove(&token) {
                 let _ = poll.registry().deregister(&mut engine.stream);
                 engine.finish();

@@ -28,8 +28,32 @@ pub(crate) fn ipc_connect(path: &str) -> Result<tokio::net::UnixStream> {
 #[derive(Debug)]
 pub(crate) struct IpcPath {
     pub path: String,
-    /// (device, inode) of the socket file; `None` for an abstract name.
-    file: Option<(u64, u64)>,
+    /// Identity of the socket file; `None` for an abstract name.
+    file: Option<FileId>,
+}
+
+/// Which file a path names: device and inode, plus the modification time, because a
+/// filesystem hands the inode number of a file just unlinked to the next file created (a
+/// rebind right after close gets its predecessor's number on ext4). The modification time of
+/// a socket file is its creation time (nothing writes to it) and, unlike the change time, a
+/// chmod of the socket leaves it alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileId {
+    dev: u64,
+    ino: u64,
+    mtime: i64,
+    mtime_nsec: i64,
+}
+
+impl FileId {
+    fn of(m: &std::fs::Metadata) -> FileId {
+        FileId {
+            dev: m.dev(),
+            ino: m.ino(),
+            mtime: m.mtime(),
+            mtime_nsec: m.mtime_nsec(),
+        }
+    }
 }
 
 impl IpcPath {
@@ -40,7 +64,7 @@ impl IpcPath {
         let Some(ours) = self.file else {
             return;
         };
-        let current = std::fs::symlink_metadata(&self.path).map(|m| (m.dev(), m.ino()));
+        let current = std::fs::symlink_metadata(&self.path).map(|m| FileId::of(&m));
         if current.is_ok_and(|id| id == ours) {
             let _ = std::fs::remove_file(&self.path);
         }
@@ -75,7 +99,7 @@ pub(crate) fn ipc_bind(path: &str) -> Result<(UnixListener, IpcPath)> {
     listener.set_nonblocking(true)?;
     let file = match abstract_name(&path) {
         Some(_) => None,
-        None => Some(std::fs::symlink_metadata(&path).map(|m| (m.dev(), m.ino()))?),
+        None => Some(std::fs::symlink_metadata(&path).map(|m| FileId::of(&m))?),
     };
     Ok((listener, IpcPath { path, file }))
 }

@@ -43,6 +43,7 @@ mod endpoint;
 mod engine;
 mod error;
 mod flags;
+mod heartbeat;
 mod inproc;
 mod io_thread;
 mod ipc;

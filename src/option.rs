@@ -91,6 +91,12 @@ pub const ZMQ_XPUB_WELCOME_MSG: i32 = 72;
 pub const ZMQ_INVERT_MATCHING: i32 = 74;
 /// `ZMQ_XPUB_VERBOSER`: XPUB passes every subscription and unsubscription up
 pub const ZMQ_XPUB_VERBOSER: i32 = 78;
+/// `ZMQ_HEARTBEAT_IVL`: ms between ZMTP PINGs on each connection (0 = none)
+pub const ZMQ_HEARTBEAT_IVL: i32 = 75;
+/// `ZMQ_HEARTBEAT_TTL`: ms the peer may stay silent after our PING (sent in deciseconds)
+pub const ZMQ_HEARTBEAT_TTL: i32 = 76;
+/// `ZMQ_HEARTBEAT_TIMEOUT`: ms to wait for any traffic after a PING (-1 = the interval)
+pub const ZMQ_HEARTBEAT_TIMEOUT: i32 = 77;
 
 /// The values of a socket's options, with libzmq's defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -144,6 +150,12 @@ pub struct Options {
     /// ZMQ_CONFLATE: on DEALER, PULL, PUSH, PUB and SUB each peer pipe keeps only the newest
     /// whole message, with no HWM (src/peer.rs decides which types).
     pub conflate: bool,
+    /// ZMQ_HEARTBEAT_IVL in ms (0 = no PINGs).
+    pub heartbeat_ivl: i32,
+    /// ZMQ_HEARTBEAT_TTL in deciseconds, as it goes on the wire (the option is set in ms).
+    pub heartbeat_ttl: u16,
+    /// ZMQ_HEARTBEAT_TIMEOUT in ms (-1 = the interval, 0 = never).
+    pub heartbeat_timeout: i32,
 }
 
 impl Default for Options {
@@ -173,6 +185,9 @@ impl Default for Options {
             router_handover: false,
             affinity: 0,
             conflate: false,
+            heartbeat_ivl: 0,
+            heartbeat_ttl: 0,
+            heartbeat_timeout: -1,
         }
     }
 }
@@ -253,6 +268,14 @@ impl Options {
                 self.affinity = u64::from_ne_bytes(bytes);
             }
             ZMQ_CONFLATE => self.conflate = int_value(value)? != 0,
+            ZMQ_HEARTBEAT_IVL => self.heartbeat_ivl = at_least(value, 0)?,
+            ZMQ_HEARTBEAT_TIMEOUT => self.heartbeat_timeout = at_least(value, 0)?,
+            // libzmq divides first (so -99..=99 all mean 0) and keeps what fits the wire's
+            // 16 bits.
+            ZMQ_HEARTBEAT_TTL => {
+                self.heartbeat_ttl =
+                    u16::try_from(int_value(value)? / 100).map_err(|_| Error::Invalid)?;
+            }
             _ => return Err(Error::Invalid),
         }
         Ok(())
@@ -288,6 +311,12 @@ impl Options {
             ZMQ_ROUTER_HANDOVER => Some(put(out, &(i32::from(self.router_handover)).to_ne_bytes())),
             ZMQ_AFFINITY => Some(put(out, &self.affinity.to_ne_bytes())),
             ZMQ_CONFLATE => Some(put(out, &(i32::from(self.conflate)).to_ne_bytes())),
+            ZMQ_HEARTBEAT_IVL => Some(put(out, &self.heartbeat_ivl.to_ne_bytes())),
+            ZMQ_HEARTBEAT_TIMEOUT => Some(put(out, &self.heartbeat_timeout.to_ne_bytes())),
+            ZMQ_HEARTBEAT_TTL => Some(put(
+                out,
+                &(i32::from(self.heartbeat_ttl) * 100).to_ne_bytes(),
+            )),
             _ => None,
         }
     }
@@ -329,6 +358,42 @@ mod tests {
         assert_eq!(o.set(ZMQ_SNDHWM, &[1, 2]), Err(Error::Invalid));
         assert_eq!(o.set(9999, &1i32.to_ne_bytes()), Err(Error::Invalid));
         assert_eq!(o.get(9999, &mut out), None);
+    }
+
+    #[test]
+    fn heartbeat_options_as_libzmq_stores_them() {
+        let mut o = Options::default();
+        let get = |o: &Options, opt| {
+            let mut out = [0u8; 4];
+            assert_eq!(o.get(opt, &mut out), Some(Ok(4)));
+            i32::from_ne_bytes(out)
+        };
+        assert_eq!(get(&o, ZMQ_HEARTBEAT_IVL), 0);
+        assert_eq!(get(&o, ZMQ_HEARTBEAT_TTL), 0);
+        assert_eq!(get(&o, ZMQ_HEARTBEAT_TIMEOUT), -1);
+        o.set(ZMQ_HEARTBEAT_IVL, &250i32.to_ne_bytes()).unwrap();
+        o.set(ZMQ_HEARTBEAT_TIMEOUT, &0i32.to_ne_bytes()).unwrap();
+        // The TTL travels in deciseconds: 1,234 ms is stored (and read back) as 1,200.
+        o.set(ZMQ_HEARTBEAT_TTL, &1234i32.to_ne_bytes()).unwrap();
+        assert_eq!(o.heartbeat_ttl, 12);
+        assert_eq!(get(&o, ZMQ_HEARTBEAT_TTL), 1200);
+        o.set(ZMQ_HEARTBEAT_TTL, &6_553_599i32.to_ne_bytes())
+            .unwrap();
+        assert_eq!(o.heartbeat_ttl, u16::MAX);
+        // libzmq divides before it checks: -99 is 0, -100 and 6,553,600 are refused.
+        o.set(ZMQ_HEARTBEAT_TTL, &(-99i32).to_ne_bytes()).unwrap();
+        assert_eq!(o.heartbeat_ttl, 0);
+        for bad in [-100i32, 6_553_600] {
+            assert_eq!(
+                o.set(ZMQ_HEARTBEAT_TTL, &bad.to_ne_bytes()),
+                Err(Error::Invalid)
+            );
+        }
+        for opt in [ZMQ_HEARTBEAT_IVL, ZMQ_HEARTBEAT_TIMEOUT] {
+            assert_eq!(o.set(opt, &(-1i32).to_ne_bytes()), Err(Error::Invalid));
+        }
+        assert_eq!(get(&o, ZMQ_HEARTBEAT_IVL), 250);
+        assert_eq!(get(&o, ZMQ_HEARTBEAT_TIMEOUT), 0);
     }
 
     #[test]

@@ -616,6 +616,21 @@ impl Socket {
     pub fn set_handshake_ivl(&mut self, v: i32) -> Result<()> {
         self.set_int(option::ZMQ_HANDSHAKE_IVL, v)
     }
+    /// ZMQ_HEARTBEAT_IVL (ms, 0 = none): each connection made afterwards sends a ZMTP PING
+    /// this often.
+    pub fn set_heartbeat_ivl(&mut self, v: i32) -> Result<()> {
+        self.set_int(option::ZMQ_HEARTBEAT_IVL, v)
+    }
+    /// ZMQ_HEARTBEAT_TTL (ms, sent in deciseconds): how long the peer may wait for traffic
+    /// after our PING before it closes the connection.
+    pub fn set_heartbeat_ttl(&mut self, v: i32) -> Result<()> {
+        self.set_int(option::ZMQ_HEARTBEAT_TTL, v)
+    }
+    /// ZMQ_HEARTBEAT_TIMEOUT (ms; the interval by default): how long after a PING we wait for
+    /// any traffic before the connection is closed (and, when connecting, remade).
+    pub fn set_heartbeat_timeout(&mut self, v: i32) -> Result<()> {
+        self.set_int(option::ZMQ_HEARTBEAT_TIMEOUT, v)
+    }
     /// ZMQ_IMMEDIATE.
     pub fn set_immediate(&mut self, on: bool) -> Result<()> {
         self.set_int(option::ZMQ_IMMEDIATE, i32::from(on))

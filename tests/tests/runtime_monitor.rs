@@ -4,35 +4,16 @@
 
 use std::io::Write;
 use std::net::TcpStream;
-use std::time::{Duration, Instant};
 
 use ferromq::monitor::{self, MonitorEvent};
 use ferromq::{Context, RecvFlags, SendFlags, Socket, SocketType};
-
-const TIMEOUT: Duration = Duration::from_secs(5);
+use ferromq_tests::wait_for_event as wait_for;
 
 fn watcher(ctx: &Context, endpoint: &str) -> Socket {
     let mut m = ctx.socket(SocketType::Pair).expect("pair");
     m.connect(endpoint).expect("connect monitor");
     m.set_rcvtimeo(200).expect("rcvtimeo");
     m
-}
-
-/// Reads events until one of kind `want` arrives; returns it and everything seen before.
-fn wait_for(m: &mut Socket, want: u16) -> (MonitorEvent, Vec<u16>) {
-    let until = Instant::now() + TIMEOUT;
-    let mut seen = Vec::new();
-    while Instant::now() < until {
-        let Ok(frames) = m.recv_multipart(RecvFlags::empty()) else {
-            continue;
-        };
-        let ev = MonitorEvent::parse(&frames).expect("two-frame event");
-        if ev.event == want {
-            return (ev, seen);
-        }
-        seen.push(ev.event);
-    }
-    panic!("no event {want:#06x} within {TIMEOUT:?}; saw {seen:x?}");
 }
 
 fn raw_greeting(mechanism: &[u8]) -> [u8; 64] {
