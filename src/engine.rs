@@ -37,6 +37,11 @@ const EXACT_READ_MAX: usize = 16 * 1024 * 1024;
 const WRITE_BATCH: usize = 256 * 1024;
 /// Most slices per `writev`.
 const MAX_SLICES: usize = 64;
+/// Bytes an engine reads, and bytes it writes, per run before it lets the I/O thread's other
+/// engines have a turn. Without a bound, one run fills the kernel's socket buffers (megabytes
+/// on loopback) before the peer's engine reads any of it back, so large messages are copied
+/// out of the kernel cold; libzmq's engine does one read or write per event.
+const TURN_BYTES: usize = 512 * 1024;
 
 /// Why an engine stopped.
 #[derive(Debug)]
@@ -63,6 +68,8 @@ pub(crate) enum Step {
     /// Wait, and run again at this instant if nothing happens before (a heartbeat is due,
     /// or linger runs out).
     Until(Instant),
+    /// Used up its turn with work left: run again after the other ready engines.
+    Again,
     /// Done: remove the engine.
     Done,
 }
@@ -152,10 +159,13 @@ impl Engine {
                 return Step::Done;
             }
         }
-        if let Err(e) = self.pump_in() {
-            self.end = Some(EngineEnd::Disconnected(e));
-            return Step::Done;
-        }
+        let more_in = match self.pump_in() {
+            Err(e) => {
+                self.end = Some(EngineEnd::Disconnected(e));
+                return Step::Done;
+            }
+            Ok(more) => more,
+        };
         let step = match self.pump_out() {
             Err(e) => {
                 self.end = Some(EngineEnd::Disconnected(e));
@@ -163,6 +173,9 @@ impl Engine {
             }
             Ok(step) => step,
         };
+        if more_in && step != Step::Done {
+            return Step::Again;
+        }
         match (step, self.heartbeat.deadline()) {
             (Step::Idle, Some(beat)) => Step::Until(beat),
             (Step::Until(linger), Some(beat)) => Step::Until(linger.min(beat)),
@@ -175,15 +188,18 @@ impl Engine {
         self.end = Some(EngineEnd::Finished);
     }
 
-    fn pump_in(&mut self) -> Result<(), Error> {
+    /// Reads and delivers; `Ok(true)` when it stopped at the end of its turn with the stream
+    /// still readable.
+    fn pump_in(&mut self) -> Result<bool, Error> {
         let Some(pipes) = self.pipes.as_mut() else {
-            return Ok(());
+            return Ok(false);
         };
+        let mut turn = 0;
         loop {
             if let Some((frame, more)) = self.stalled.take() {
                 if let Err(frame) = pipes.to_socket.try_write(frame, more) {
                     self.stalled = Some((frame, more));
-                    return Ok(());
+                    return Ok(false);
                 }
             }
             // Bytes still missing from the frame at the front of the buffer (exact once its
@@ -207,7 +223,7 @@ impl Engine {
                         if let Err(body) = pipes.to_socket.try_write(body, more) {
                             self.stalled = Some((body, more));
                             pipes.to_socket.flush();
-                            return Ok(());
+                            return Ok(false);
                         }
                     }
                     Ok(Decoded::NeedMore(n)) => break n,
@@ -216,7 +232,10 @@ impl Engine {
             };
             pipes.to_socket.flush();
             if !self.readable {
-                return Ok(());
+                return Ok(false);
+            }
+            if turn >= TURN_BYTES {
+                return Ok(true);
             }
             let start = self.rbuf.len();
             // A large body is read into exactly the room it needs: one allocation, no
@@ -232,7 +251,7 @@ impl Engine {
                 Err(e) => match e.kind() {
                     io::ErrorKind::WouldBlock => {
                         self.readable = false;
-                        return Ok(());
+                        return Ok(false);
                     }
                     io::ErrorKind::Interrupted => continue,
                     _ => return Err(Error::from(e)),
@@ -246,6 +265,7 @@ impl Engine {
             // buffer's length; so bytes `start..start + n` are initialised, and
             // `n <= want <= capacity - start`.
             unsafe { self.rbuf.set_len(start + n) };
+            turn += n;
             self.read_size = if n >= self.read_size {
                 BIG_READ
             } else {
@@ -258,6 +278,7 @@ impl Engine {
         let Some(pipes) = self.pipes.as_mut() else {
             return Ok(Step::Done);
         };
+        let mut turn = 0;
         loop {
             while !self.out_closed && self.encoder.len() < WRITE_BATCH {
                 match pipes.from_socket.read() {
@@ -314,7 +335,13 @@ impl Engine {
             let n = self.encoder.io_slices(&mut slices);
             match self.stream.write_vectored(&slices[..n]) {
                 Ok(0) => return Err(Error::ConnReset),
-                Ok(written) => self.encoder.advance(written),
+                Ok(written) => {
+                    self.encoder.advance(written);
+                    turn += written;
+                    if turn >= TURN_BYTES {
+                        return Ok(Step::Again);
+                    }
+                }
                 Err(e) => match e.kind() {
                     io::ErrorKind::WouldBlock => self.writable = false,
                     io::ErrorKind::Interrupted => {}

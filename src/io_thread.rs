@@ -11,7 +11,7 @@ use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use ferromq_pipe::Notify;
 use mio::{Events, Interest, Poll, Token, Waker};
@@ -132,11 +132,18 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
     let mut deadlines: HashMap<usize, Instant> = HashMap::new();
     let mut ready = Vec::new();
     let mut adopt = Vec::new();
+    // Engines that ended their turn with work left, and the ones being run from it.
+    let mut again = Vec::new();
+    let mut turn = Vec::new();
     loop {
-        let timeout = deadlines
-            .values()
-            .min()
-            .map(|d| d.saturating_duration_since(Instant::now()));
+        let timeout = if again.is_empty() {
+            deadlines
+                .values()
+                .min()
+                .map(|d| d.saturating_duration_since(Instant::now()))
+        } else {
+            Some(Duration::ZERO)
+        };
         if let Err(e) = poll.poll(&mut events, timeout) {
             if e.kind() != io::ErrorKind::Interrupted {
                 return;
@@ -152,7 +159,7 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
                     ev.is_readable() || ev.is_read_closed() || ev.is_error(),
                     ev.is_writable() || ev.is_write_closed() || ev.is_error(),
                 );
-                drive(&poll, &mut engines, &mut deadlines, token);
+                drive(&poll, &mut engines, &mut deadlines, &mut again, token);
             }
         }
         let stop = match shared.inbox.lock() {
@@ -184,10 +191,14 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
                 continue;
             }
             engines.insert(token, engine);
-            drive(&poll, &mut engines, &mut deadlines, token);
+            drive(&poll, &mut engines, &mut deadlines, &mut again, token);
         }
         for token in ready.drain(..) {
-            drive(&poll, &mut engines, &mut deadlines, token);
+            drive(&poll, &mut engines, &mut deadlines, &mut again, token);
+        }
+        std::mem::swap(&mut again, &mut turn);
+        for token in turn.drain(..) {
+            drive(&poll, &mut engines, &mut deadlines, &mut again, token);
         }
         if !deadlines.is_empty() {
             let now = Instant::now();
@@ -198,7 +209,7 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
                 .collect();
             for token in due {
                 deadlines.remove(&token);
-                drive(&poll, &mut engines, &mut deadlines, token);
+                drive(&poll, &mut engines, &mut deadlines, &mut again, token);
             }
         }
     }
@@ -208,6 +219,7 @@ fn drive(
     poll: &Poll,
     engines: &mut HashMap<usize, Engine>,
     deadlines: &mut HashMap<usize, Instant>,
+    again: &mut Vec<usize>,
     token: usize,
 ) {
     let Some(engine) = engines.get_mut(&token) else {
@@ -221,6 +233,11 @@ fn drive(
         }
         Step::Until(deadline) => {
             deadlines.insert(token, deadline);
+        }
+        Step::Again => {
+            if !again.contains(&token) {
+                again.push(token);
+            }
         }
         Step::Done => {
             deadlines.remove(&token);
