@@ -97,13 +97,14 @@ fn parse_args() -> Options {
     o
 }
 
-/// Message counts sized so one run takes about a tenth of a second or more on a 2-core
-/// machine: long enough that connection set-up and scheduler hiccups stay small next to it,
-/// short enough that the quick mode (42 cells, 3 repetitions per library) ends in about
-/// two minutes there.
-fn counts(size: usize, full: bool) -> (usize, usize) {
+/// Message counts sized so one throughput run takes a fifth of a second or more on a 2-core
+/// machine (inproc moves small messages fastest, so it gets twice as many): long enough that
+/// connection set-up, scheduler hiccups and allocator contention average out, short enough
+/// that the quick mode (42 cells, 3 repetitions per library) ends in about two minutes there.
+fn counts(size: usize, transport: Transport, full: bool) -> (usize, usize) {
     let scale = if full { 2 } else { 1 };
-    let thr = (48_000_000 / size).clamp(3_000, 300_000) * scale;
+    let speed = if transport == Transport::Inproc { 2 } else { 1 };
+    let thr = (96_000_000 / size).clamp(3_000, 600_000) * scale * speed;
     let lat = if size <= 1024 { 5_000 } else { 1_000 } * scale;
     (thr, lat)
 }
@@ -183,7 +184,7 @@ fn main() {
         for &transport in &o.transports {
             for &size in &o.sizes {
                 cell += 1;
-                let (thr_n, lat_n) = counts(size, o.full);
+                let (thr_n, lat_n) = counts(size, transport, o.full);
                 // REQ/REP throughput is counted in round trips: size it like latency.
                 let thr_n = if pattern == Pattern::ReqRep {
                     lat_n
