@@ -205,10 +205,11 @@ fn traffic_keeps_a_ttl_connection_alive() {
     dealer.connect(&endpoint).expect("connect");
     let mut peer = SilentPeer::accept(&listener, "ROUTER");
     wait_for(&mut mon, monitor::EVENT_HANDSHAKE_SUCCEEDED);
-    // A PING with a 200 ms TTL every 100 ms: each one answers for the next.
+    // A PING with a 500 ms TTL every 100 ms: each one answers for the next, with room for
+    // a loaded machine's late wake-ups. Eight of them outlast the first TTL.
     for _ in 0..8 {
         peer.send_command(&Command::Ping {
-            ttl: 2,
+            ttl: 5,
             context: Bytes::new(),
         });
         std::thread::sleep(Duration::from_millis(100));
@@ -228,16 +229,18 @@ fn libzmq_peers_keep_heartbeating_connections_up() {
         let ctx = Context::new();
         let zctx = zmq::Context::new();
         let mut ours = ctx.socket(SocketType::Dealer).expect("dealer");
-        ours.set_heartbeat_ivl(50).expect("ivl");
-        ours.set_heartbeat_timeout(200).expect("timeout");
-        ours.set_heartbeat_ttl(300).expect("ttl");
+        // Timeouts far above a loaded CI machine's scheduling stalls; the idle window below
+        // still spans several intervals and more than one whole timeout.
+        ours.set_heartbeat_ivl(100).expect("ivl");
+        ours.set_heartbeat_timeout(600).expect("timeout");
+        ours.set_heartbeat_ttl(800).expect("ttl");
         ours.set_rcvtimeo(TIMEOUT.as_millis() as i32)
             .expect("rcvtimeo");
         let mut mon = watcher(&ctx, &mut ours, &format!("hb-libzmq-{ferromq_binds}"));
         let theirs = zctx.socket(zmq::DEALER).expect("zmq dealer");
-        theirs.set_heartbeat_ivl(50).expect("zmq ivl");
-        theirs.set_heartbeat_timeout(200).expect("zmq timeout");
-        theirs.set_heartbeat_ttl(300).expect("zmq ttl");
+        theirs.set_heartbeat_ivl(100).expect("zmq ivl");
+        theirs.set_heartbeat_timeout(600).expect("zmq timeout");
+        theirs.set_heartbeat_ttl(800).expect("zmq ttl");
         theirs
             .set_rcvtimeo(TIMEOUT.as_millis() as i32)
             .expect("zmq rcvtimeo");
@@ -256,7 +259,7 @@ fn libzmq_peers_keep_heartbeating_connections_up() {
         }
         wait_for(&mut mon, monitor::EVENT_HANDSHAKE_SUCCEEDED);
         // Idle for many timeouts: only PING/PONG cross.
-        let seen = events_within(&mut mon, Duration::from_millis(1_000));
+        let seen = events_within(&mut mon, Duration::from_millis(1_500));
         assert!(
             !seen.contains(&monitor::EVENT_DISCONNECTED),
             "ferromq_binds={ferromq_binds}: dropped while libzmq answered: {seen:x?}"
