@@ -19,7 +19,7 @@ use crate::error::Error;
 use crate::option::Options;
 
 /// One connection's heartbeat state.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Heartbeat {
     /// Time between our PINGs (`None`: we send none).
     interval: Option<Duration>,

@@ -1,9 +1,11 @@
 //! Shared helpers for the integration tests.
 
+use std::io::IoSlice;
 use std::time::{Duration, Instant};
 
 use ferromq::monitor::MonitorEvent;
 use ferromq::{RecvFlags, Socket};
+use ferromq_zmtp::Encoder;
 
 /// How long a test waits for a monitor event before it fails.
 pub const EVENT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -25,4 +27,20 @@ pub fn wait_for_event(m: &mut Socket, want: u16) -> (MonitorEvent, Vec<u16>) {
         seen.push(ev.event);
     }
     panic!("no event {want:#06x} within {EVENT_TIMEOUT:?}; saw {seen:x?}");
+}
+
+/// Everything queued in `encoder`, drained as a vectored write would.
+pub fn drain_encoder(encoder: &mut Encoder) -> Vec<u8> {
+    let mut out = Vec::with_capacity(encoder.len());
+    while !encoder.is_empty() {
+        let mut slices = [IoSlice::new(&[]); 8];
+        let n = encoder.io_slices(&mut slices);
+        let before = out.len();
+        for slice in &slices[..n] {
+            out.extend_from_slice(slice);
+        }
+        assert!(out.len() > before, "a non-empty encoder handed out nothing");
+        encoder.advance(out.len() - before);
+    }
+    out
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use ferromq::monitor::{self, MonitorEvent};
 use ferromq::{Context, RecvFlags, SendFlags, Socket, SocketType};
-use ferromq_tests::wait_for_event as wait_for;
+use ferromq_tests::{drain_encoder, wait_for_event as wait_for};
 use ferromq_zmtp::{Command, Decoded, Encoder, FrameDecoder, Greeting, Mechanism, Metadata};
 
 const TIMEOUT: Duration = Duration::from_secs(5);
@@ -40,7 +40,7 @@ impl SilentPeer {
         .expect("metadata");
         let mut enc = Encoder::new();
         enc.push_command(&Command::Ready(md));
-        stream.write_all(&drain(&mut enc)).expect("ready");
+        stream.write_all(&drain_encoder(&mut enc)).expect("ready");
         let mut peer = SilentPeer {
             stream,
             input: BytesMut::new(),
@@ -81,18 +81,10 @@ impl SilentPeer {
     fn send_command(&mut self, cmd: &Command) {
         let mut enc = Encoder::new();
         enc.push_command(cmd);
-        self.stream.write_all(&drain(&mut enc)).expect("send");
+        self.stream
+            .write_all(&drain_encoder(&mut enc))
+            .expect("send");
     }
-}
-
-fn drain(enc: &mut Encoder) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut slices = [std::io::IoSlice::new(&[]); 8];
-    let n = enc.io_slices(&mut slices);
-    for s in &slices[..n] {
-        out.extend_from_slice(s);
-    }
-    out
 }
 
 fn watcher(ctx: &Context, socket: &mut Socket, name: &str) -> Socket {
@@ -118,23 +110,47 @@ fn events_within(m: &mut Socket, window: Duration) -> Vec<u16> {
     seen
 }
 
-#[test]
-fn pings_carry_the_ttl_and_a_silent_peer_is_dropped_then_reconnected() {
+/// A ferromq DEALER, monitored, connected to a raw listener whose first connection has been
+/// accepted (handshake done on the peer's side). Fields drop in order: sockets before the
+/// context.
+struct ToSilentPeer {
+    peer: SilentPeer,
+    listener: TcpListener,
+    mon: Socket,
+    _dealer: Socket,
+    _ctx: Context,
+}
+
+/// Sets up [`ToSilentPeer`]; `configure` sets the DEALER's options before it connects.
+fn to_silent_peer(name: &str, configure: impl FnOnce(&mut Socket)) -> ToSilentPeer {
     let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
     let endpoint = format!("tcp://{}", listener.local_addr().expect("addr"));
     let ctx = Context::new();
     let mut dealer = ctx.socket(SocketType::Dealer).expect("dealer");
-    dealer.set_heartbeat_ivl(100).expect("ivl");
-    dealer.set_heartbeat_timeout(400).expect("timeout");
-    dealer.set_heartbeat_ttl(2_500).expect("ttl");
-    let mut mon = watcher(&ctx, &mut dealer, "hb-silent");
+    configure(&mut dealer);
+    let mon = watcher(&ctx, &mut dealer, name);
     dealer.connect(&endpoint).expect("connect");
+    let peer = SilentPeer::accept(&listener, "ROUTER");
+    ToSilentPeer {
+        peer,
+        listener,
+        mon,
+        _dealer: dealer,
+        _ctx: ctx,
+    }
+}
 
-    let mut peer = SilentPeer::accept(&listener, "ROUTER");
+#[test]
+fn pings_carry_the_ttl_and_a_silent_peer_is_dropped_then_reconnected() {
+    let mut link = to_silent_peer("hb-silent", |dealer| {
+        dealer.set_heartbeat_ivl(100).expect("ivl");
+        dealer.set_heartbeat_timeout(400).expect("timeout");
+        dealer.set_heartbeat_ttl(2_500).expect("ttl");
+    });
     let ready_at = Instant::now();
     let mut pings = 0;
     // PINGs every 100 ms with TTL 25 deciseconds, until ferromq gives up on the silence.
-    while let Some((command, body)) = peer.next_frame() {
+    while let Some((command, body)) = link.peer.next_frame() {
         assert!(command, "only PINGs are sent");
         match Command::decode(body) {
             Ok(Command::Ping { ttl, context }) => {
@@ -152,9 +168,9 @@ fn pings_carry_the_ttl_and_a_silent_peer_is_dropped_then_reconnected() {
         silent_for >= Duration::from_millis(400) && silent_for < Duration::from_secs(3),
         "dropped after {silent_for:?}"
     );
-    wait_for(&mut mon, monitor::EVENT_DISCONNECTED);
+    wait_for(&mut link.mon, monitor::EVENT_DISCONNECTED);
     // A connecting socket remakes the connection, as after any other failure.
-    let mut again = SilentPeer::accept(&listener, "ROUTER");
+    let mut again = SilentPeer::accept(&link.listener, "ROUTER");
     assert!(
         again.next_frame().is_some(),
         "PINGs again on the new connection"
@@ -163,22 +179,16 @@ fn pings_carry_the_ttl_and_a_silent_peer_is_dropped_then_reconnected() {
 
 #[test]
 fn a_peer_ping_with_a_ttl_closes_the_connection_when_nothing_follows() {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
-    let endpoint = format!("tcp://{}", listener.local_addr().expect("addr"));
-    let ctx = Context::new();
     // No heartbeat options on the ferromq side: the peer's TTL alone decides.
-    let mut dealer = ctx.socket(SocketType::Dealer).expect("dealer");
-    let mut mon = watcher(&ctx, &mut dealer, "hb-ttl");
-    dealer.connect(&endpoint).expect("connect");
-    let mut peer = SilentPeer::accept(&listener, "ROUTER");
-    wait_for(&mut mon, monitor::EVENT_HANDSHAKE_SUCCEEDED);
+    let mut link = to_silent_peer("hb-ttl", |_| {});
+    wait_for(&mut link.mon, monitor::EVENT_HANDSHAKE_SUCCEEDED);
 
     let sent = Instant::now();
-    peer.send_command(&Command::Ping {
+    link.peer.send_command(&Command::Ping {
         ttl: 3,
         context: Bytes::from_static(b"ctx"),
     });
-    let Some((true, pong)) = peer.next_frame() else {
+    let Some((true, pong)) = link.peer.next_frame() else {
         panic!("PONG expected");
     };
     assert!(matches!(
@@ -186,35 +196,29 @@ fn a_peer_ping_with_a_ttl_closes_the_connection_when_nothing_follows() {
         Ok(Command::Pong { context }) if &context[..] == b"ctx"
     ));
     // Nothing else arrives; 300 ms after the PING ferromq closes the connection.
-    assert!(peer.next_frame().is_none(), "connection closed");
+    assert!(link.peer.next_frame().is_none(), "connection closed");
     let after = sent.elapsed();
     assert!(
         after >= Duration::from_millis(290) && after < Duration::from_secs(3),
         "closed after {after:?}"
     );
-    wait_for(&mut mon, monitor::EVENT_DISCONNECTED);
+    wait_for(&mut link.mon, monitor::EVENT_DISCONNECTED);
 }
 
 #[test]
 fn traffic_keeps_a_ttl_connection_alive() {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
-    let endpoint = format!("tcp://{}", listener.local_addr().expect("addr"));
-    let ctx = Context::new();
-    let mut dealer = ctx.socket(SocketType::Dealer).expect("dealer");
-    let mut mon = watcher(&ctx, &mut dealer, "hb-ttl-alive");
-    dealer.connect(&endpoint).expect("connect");
-    let mut peer = SilentPeer::accept(&listener, "ROUTER");
-    wait_for(&mut mon, monitor::EVENT_HANDSHAKE_SUCCEEDED);
+    let mut link = to_silent_peer("hb-ttl-alive", |_| {});
+    wait_for(&mut link.mon, monitor::EVENT_HANDSHAKE_SUCCEEDED);
     // A PING with a 500 ms TTL every 100 ms: each one answers for the next, with room for
     // a loaded machine's late wake-ups. Eight of them outlast the first TTL.
     for _ in 0..8 {
-        peer.send_command(&Command::Ping {
+        link.peer.send_command(&Command::Ping {
             ttl: 5,
             context: Bytes::new(),
         });
         std::thread::sleep(Duration::from_millis(100));
     }
-    let seen = events_within(&mut mon, Duration::from_millis(50));
+    let seen = events_within(&mut link.mon, Duration::from_millis(50));
     assert!(
         !seen.contains(&monitor::EVENT_DISCONNECTED),
         "dropped while the peer kept pinging: {seen:x?}"

@@ -7,11 +7,12 @@
 //! what libzmq really sends. The captures are then decoded with ferromq-zmtp and compared with
 //! what ferromq-zmtp's own encoder produces for the same thing.
 
-use std::io::{ErrorKind, IoSlice, Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
+use ferromq_tests::drain_encoder;
 use ferromq_zmtp::{
     Command, Decoded, Encoder, Frame, FrameDecoder, Greeting, GreetingDecoder, Handshake,
     HandshakeConfig, HandshakeError, Mechanism, SocketType,
@@ -329,36 +330,20 @@ fn decode_command(raw: &[u8]) -> Command {
     Command::decode(frame.body).unwrap()
 }
 
-/// Everything queued in `encoder`, drained as a vectored write would.
-fn drain(encoder: &mut Encoder) -> Vec<u8> {
-    let mut out = Vec::with_capacity(encoder.len());
-    while !encoder.is_empty() {
-        let mut slices = [IoSlice::new(&[]); 8];
-        let n = encoder.io_slices(&mut slices);
-        let before = out.len();
-        for slice in &slices[..n] {
-            out.extend_from_slice(slice);
-        }
-        assert!(out.len() > before, "a non-empty encoder handed out nothing");
-        encoder.advance(out.len() - before);
-    }
-    out
-}
-
 /// ferromq-zmtp's wire bytes for a multipart message.
 fn encode_message(parts: &[&[u8]]) -> Vec<u8> {
     let mut encoder = Encoder::new();
     for (i, part) in parts.iter().enumerate() {
         encoder.push_frame(&Bytes::copy_from_slice(part), i + 1 < parts.len());
     }
-    drain(&mut encoder)
+    drain_encoder(&mut encoder)
 }
 
 /// ferromq-zmtp's wire bytes for a command frame.
 fn encode_command(cmd: &Command) -> Vec<u8> {
     let mut encoder = Encoder::new();
     encoder.push_command(cmd);
-    drain(&mut encoder)
+    drain_encoder(&mut encoder)
 }
 
 /// What ferromq-zmtp's `Handshake` sends as `kind` with `routing_id`: its greeting (before it
