@@ -55,6 +55,7 @@ mod pattern;
 mod peer;
 mod poll;
 mod proxy;
+mod send_slab;
 mod session;
 mod signaler;
 mod socket;

@@ -30,6 +30,7 @@ use crate::msg::Msg;
 use crate::option::{self, Options};
 use crate::pattern::{self, Pattern};
 use crate::peer::{socket_pipes, PipeId};
+use crate::send_slab::SendSlab;
 use crate::session::{ActivityGuard, SessionCtl};
 use crate::signaler::Signaler;
 
@@ -83,6 +84,7 @@ pub struct Socket {
     binds: Vec<BindRecord>,
     connects: Vec<ConnectRecord>,
     monitor: Arc<MonitorHub>,
+    slab: SendSlab,
     _active: ActivityGuard,
 }
 
@@ -164,6 +166,7 @@ impl Socket {
             binds: Vec::new(),
             connects: Vec::new(),
             monitor: MonitorHub::new(),
+            slab: SendSlab::default(),
             _active: active,
         })
     }
@@ -402,6 +405,14 @@ impl Socket {
             }
             self.wait(patience.deadline()?)?;
         }
+    }
+
+    /// Sends a copy of `data` as one message part, as `zmq_send` does. Small copies are cut
+    /// from a per-socket slab rather than allocated one by one (see `send_slab`), so prefer
+    /// this to `send(Bytes::copy_from_slice(data), ..)` for borrowed bytes.
+    pub fn send_slice(&mut self, data: &[u8], flags: SendFlags) -> Result<()> {
+        let body = self.slab.copy(data);
+        self.send(body, flags)
     }
 
     /// Receives one message part.

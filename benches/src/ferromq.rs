@@ -1,7 +1,6 @@
 //! ferromq through its public Rust API.
 
-use bytes::Bytes;
-use ferromq::{Context, Error, Msg, RecvFlags, SendFlags, Socket, SocketType};
+use ferromq::{Context, Error, RecvFlags, SendFlags, Socket, SocketType};
 
 use crate::backend::{Backend, BenchError, BenchResult, Kind};
 
@@ -71,8 +70,8 @@ impl Backend for Ferromq {
         } else {
             SendFlags::empty()
         };
-        // Copy into a fresh message, as zmq_send does on the libzmq side.
-        match s.send(Msg::from(Bytes::copy_from_slice(data)), flags) {
+        // A copy of the caller's bytes, as zmq_send makes on the libzmq side.
+        match s.send_slice(data, flags) {
             Ok(()) => Ok(true),
             Err(Error::HostUnreachable) => Ok(false),
             Err(e) => Err(err("send", e)),

@@ -53,15 +53,19 @@ pub unsafe extern "C" fn zmq_send(
     guard(|| {
         // SAFETY: tag-checked; one thread per socket per the C contract.
         let handle = unsafe { socket(s) }?;
-        let body = if len == 0 {
-            Bytes::new()
+        let data: &[u8] = if len == 0 {
+            &[]
         } else if buf.is_null() {
             return Err(Errno(EFAULT));
         } else {
             // SAFETY: non-NULL and readable for `len` bytes per the contract.
-            Bytes::copy_from_slice(unsafe { core::slice::from_raw_parts(buf.cast(), len) })
+            unsafe { core::slice::from_raw_parts(buf.cast(), len) }
         };
-        send_body(handle, body, flags)
+        handle
+            .socket
+            .send_slice(data, flags_of(flags))
+            .map_err(errno_of)?;
+        Ok(clipped(len))
     })
 }
 
