@@ -55,7 +55,7 @@ mod pattern;
 mod peer;
 mod poll;
 mod proxy;
-mod send_slab;
+mod send_buffers;
 mod session;
 mod signaler;
 mod socket;

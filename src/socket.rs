@@ -30,7 +30,7 @@ use crate::msg::Msg;
 use crate::option::{self, Options};
 use crate::pattern::{self, Pattern};
 use crate::peer::{socket_pipes, PipeId};
-use crate::send_slab::SendSlab;
+use crate::send_buffers::SendBuffers;
 use crate::session::{ActivityGuard, SessionCtl};
 use crate::signaler::Signaler;
 
@@ -84,7 +84,7 @@ pub struct Socket {
     binds: Vec<BindRecord>,
     connects: Vec<ConnectRecord>,
     monitor: Arc<MonitorHub>,
-    slab: SendSlab,
+    send_buffers: SendBuffers,
     _active: ActivityGuard,
 }
 
@@ -166,7 +166,7 @@ impl Socket {
             binds: Vec::new(),
             connects: Vec::new(),
             monitor: MonitorHub::new(),
-            slab: SendSlab::default(),
+            send_buffers: SendBuffers::default(),
             _active: active,
         })
     }
@@ -407,11 +407,11 @@ impl Socket {
         }
     }
 
-    /// Sends a copy of `data` as one message part, as `zmq_send` does. Small copies are cut
-    /// from a per-socket slab rather than allocated one by one (see `send_slab`), so prefer
-    /// this to `send(Bytes::copy_from_slice(data), ..)` for borrowed bytes.
+    /// Sends a copy of `data` as one message part, as `zmq_send` does. The copy goes into
+    /// buffers the socket recycles (see `send_buffers`) rather than a fresh allocation, so
+    /// prefer this to `send(Bytes::copy_from_slice(data), ..)` for borrowed bytes.
     pub fn send_slice(&mut self, data: &[u8], flags: SendFlags) -> Result<()> {
-        let body = self.slab.copy(data);
+        let body = self.send_buffers.copy(data);
         self.send(body, flags)
     }
 

@@ -1,0 +1,166 @@
+//! Where copies of outgoing bodies live: buffers a socket recycles instead of one allocation
+//! per message.
+//!
+//! `Socket::send_slice` (and `zmq_send` over the C ABI) must copy the caller's bytes. With one
+//! heap allocation per copy, the sending thread mallocs and another thread frees: the I/O
+//! thread once the frame is written, or the receiving socket over inproc. glibc serialises
+//! those cross-thread frees with the sender's mallocs on the arena lock; at 256 B-1 KiB over
+//! inproc that lock bounded ferromq and libzmq alike. For large bodies each allocation is
+//! fresh memory (or an mmap) to fault in, and how often that happens depends on glibc's
+//! adaptive thresholds, which is what made the 128-256 KiB rows swing from run to run (see
+//! docs/performance.md).
+//!
+//! - Small bodies (up to `MAX_SMALL`) are cut from one 64 KiB slab: one allocation per slab,
+//!   and an atomic increment and decrement per message. When every message cut from a full
+//!   slab has been dropped, the slab is taken back as it is.
+//! - Large bodies (up to `MAX_RECYCLED`) each get a buffer from a ring of `RING` buffers; a
+//!   buffer whose message has been dropped is reused, already faulted in. Only when every
+//!   buffer in the ring is still in flight does the oldest make way for a fresh allocation.
+//! - Larger bodies get their own allocation.
+//!
+//! The price: a live message keeps its buffer alive (a small one its whole slab, as a
+//! received tcp frame keeps its read buffer), and a socket that has sent large messages keeps
+//! up to `RING` x `MAX_RECYCLED` (2 MiB) for reuse until it is closed.
+
+use bytes::{Bytes, BytesMut};
+
+/// Slab size: under glibc's mmap threshold (128 KiB), so a slab is an ordinary heap block.
+const SLAB: usize = 64 * 1024;
+
+/// Largest body cut from the slab.
+const MAX_SMALL: usize = 4 * 1024;
+
+/// Large buffers kept for reuse.
+const RING: usize = 8;
+
+/// Largest body copied into a recycled buffer.
+const MAX_RECYCLED: usize = 256 * 1024;
+
+/// The buffers a socket's outgoing copies go into; used only by the socket's thread.
+#[derive(Debug, Default)]
+pub(crate) struct SendBuffers {
+    slab: BytesMut,
+    ring: [BytesMut; RING],
+    /// The ring slot that makes way next when none can be reused.
+    oldest: usize,
+}
+
+impl SendBuffers {
+    /// A `Bytes` holding a copy of `data`.
+    pub(crate) fn copy(&mut self, data: &[u8]) -> Bytes {
+        let len = data.len();
+        if len == 0 {
+            Bytes::new()
+        } else if len <= MAX_SMALL {
+            if self.slab.capacity() < len {
+                // Takes the slab back when no message still points into it; otherwise
+                // allocates a fresh one and leaves the old one to its messages.
+                self.slab.reserve(SLAB);
+            }
+            cut(&mut self.slab, data)
+        } else if len <= MAX_RECYCLED {
+            // `try_reclaim` succeeds when the buffer still has room after earlier (smaller)
+            // copies, or when no message points into it any more.
+            let buf = match self.ring.iter().position(|b| b.capacity() >= len) {
+                Some(i) => &mut self.ring[i],
+                None => match self.ring.iter_mut().position(|b| b.try_reclaim(len)) {
+                    Some(i) => &mut self.ring[i],
+                    None => {
+                        let i = self.oldest;
+                        self.oldest = (i + 1) % RING;
+                        self.ring[i] = BytesMut::with_capacity(len);
+                        &mut self.ring[i]
+                    }
+                },
+            };
+            cut(buf, data)
+        } else {
+            Bytes::copy_from_slice(data)
+        }
+    }
+}
+
+/// Copies `data` to the front of `buf`'s free room and splits it off as its own `Bytes`.
+fn cut(buf: &mut BytesMut, data: &[u8]) -> Bytes {
+    buf.extend_from_slice(data);
+    buf.split().freeze()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_are_equal_and_independent() {
+        let mut bufs = SendBuffers::default();
+        let a = bufs.copy(b"hello");
+        let b = bufs.copy(b"world!");
+        assert_eq!(&a[..], b"hello");
+        assert_eq!(&b[..], b"world!");
+        assert!(bufs.copy(b"").is_empty());
+    }
+
+    #[test]
+    fn small_copies_share_one_slab() {
+        let mut bufs = SendBuffers::default();
+        let a = bufs.copy(&[1; 100]);
+        let b = bufs.copy(&[2; 100]);
+        // Adjacent in one allocation.
+        assert_eq!(a.as_ptr() as usize + 100, b.as_ptr() as usize);
+        assert_eq!(&a[..], &[1; 100][..]);
+        assert_eq!(&b[..], &[2; 100][..]);
+    }
+
+    #[test]
+    fn full_slab_is_reused_once_its_messages_are_gone() {
+        let mut bufs = SendBuffers::default();
+        let first = bufs.copy(&[7; 1000]);
+        let base = first.as_ptr() as usize;
+        drop(first);
+        // Nothing points into the slab while it fills: once full, copies start over in it.
+        let reused = (0..SLAB / 1000 + 1).any(|_| {
+            let b = bufs.copy(&[9; 1000]);
+            assert_eq!(&b[..], &[9; 1000][..]);
+            b.as_ptr() as usize == base
+        });
+        assert!(reused);
+    }
+
+    #[test]
+    fn live_messages_keep_their_bytes_when_buffers_move_on() {
+        let mut bufs = SendBuffers::default();
+        for size in [1000, 100_000] {
+            let kept: Vec<Bytes> = (0..40u8).map(|i| bufs.copy(&vec![i; size])).collect();
+            for (i, b) in kept.iter().enumerate() {
+                assert_eq!(b.len(), size);
+                assert!(b.iter().all(|&x| x == i as u8));
+            }
+        }
+    }
+
+    #[test]
+    fn large_buffer_is_reused_once_its_message_is_gone() {
+        let mut bufs = SendBuffers::default();
+        let first = bufs.copy(&[1; 200_000]);
+        let base = first.as_ptr() as usize;
+        drop(first);
+        let second = bufs.copy(&[2; 150_000]);
+        assert_eq!(second.as_ptr() as usize, base);
+        assert!(second.iter().all(|&x| x == 2));
+        // Still in flight: the next copy goes elsewhere.
+        let third = bufs.copy(&[3; 150_000]);
+        assert_ne!(third.as_ptr() as usize, base);
+        assert!(second.iter().all(|&x| x == 2));
+        assert!(third.iter().all(|&x| x == 3));
+    }
+
+    #[test]
+    fn oversized_bodies_get_their_own_allocation() {
+        let mut bufs = SendBuffers::default();
+        let big = vec![3u8; MAX_RECYCLED + 1];
+        let a = bufs.copy(&big);
+        let small = bufs.copy(b"x");
+        assert_eq!(&a[..], &big[..]);
+        assert_eq!(&small[..], b"x");
+    }
+}
