@@ -20,6 +20,7 @@ use crate::error::Error;
 use crate::heartbeat::Heartbeat;
 use crate::option::Options;
 use crate::peer::SessionPipes;
+use crate::recv_buffers::RecvBuffers;
 use crate::session::SessionCtl;
 use crate::stream::Stream;
 
@@ -84,6 +85,8 @@ pub(crate) struct Engine {
     decoder: FrameDecoder,
     encoder: Encoder,
     rbuf: BytesMut,
+    /// The size of the allocation `rbuf` is a handle to.
+    rbuf_size: usize,
     read_size: usize,
     /// A frame the inbound pipe refused (HWM), delivered first when room frees.
     stalled: Option<(Bytes, bool)>,
@@ -117,6 +120,7 @@ impl Engine {
             exit: Some(exit),
             decoder: FrameDecoder::new(options.max_msg_size()),
             encoder: Encoder::new(),
+            rbuf_size: leftover.len() + leftover.capacity(),
             rbuf: leftover,
             read_size: SMALL_READ,
             stalled: None,
@@ -147,7 +151,7 @@ impl Engine {
     }
 
     /// Moves as much data as possible both ways.
-    pub(crate) fn run(&mut self) -> Step {
+    pub(crate) fn run(&mut self, spares: &mut RecvBuffers) -> Step {
         if self.ctl.is_stopped() {
             self.end = Some(EngineEnd::Finished);
             return Step::Done;
@@ -159,7 +163,7 @@ impl Engine {
                 return Step::Done;
             }
         }
-        let more_in = match self.pump_in() {
+        let more_in = match self.pump_in(spares) {
             Err(e) => {
                 self.end = Some(EngineEnd::Disconnected(e));
                 return Step::Done;
@@ -190,7 +194,7 @@ impl Engine {
 
     /// Reads and delivers; `Ok(true)` when it stopped at the end of its turn with the stream
     /// still readable.
-    fn pump_in(&mut self) -> Result<bool, Error> {
+    fn pump_in(&mut self, spares: &mut RecvBuffers) -> Result<bool, Error> {
         let Some(pipes) = self.pipes.as_mut() else {
             return Ok(false);
         };
@@ -243,7 +247,7 @@ impl Engine {
             // uninitialised memory).
             let want = missing.min(EXACT_READ_MAX).max(self.read_size);
             if self.rbuf.capacity() - start < want {
-                self.rbuf.reserve(want.max(RECV_BUFFER));
+                self.rbuf_size = spares.grow(&mut self.rbuf, self.rbuf_size, want, RECV_BUFFER);
             }
             let room = &mut self.rbuf.spare_capacity_mut()[..want];
             let n = match self.stream.read_uninit(room) {

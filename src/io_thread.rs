@@ -17,6 +17,7 @@ use ferromq_pipe::Notify;
 use mio::{Events, Interest, Poll, Token, Waker};
 
 use crate::engine::{Engine, Step};
+use crate::recv_buffers::RecvBuffers;
 
 const WAKER: Token = Token(usize::MAX);
 
@@ -135,6 +136,7 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
     // Engines that ended their turn with work left, and the ones being run from it.
     let mut again = Vec::new();
     let mut turn = Vec::new();
+    let mut spares = RecvBuffers::default();
     loop {
         let timeout = if again.is_empty() {
             deadlines
@@ -159,7 +161,14 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
                     ev.is_readable() || ev.is_read_closed() || ev.is_error(),
                     ev.is_writable() || ev.is_write_closed() || ev.is_error(),
                 );
-                drive(&poll, &mut engines, &mut deadlines, &mut again, token);
+                drive(
+                    &poll,
+                    &mut engines,
+                    &mut deadlines,
+                    &mut again,
+                    &mut spares,
+                    token,
+                );
             }
         }
         let stop = match shared.inbox.lock() {
@@ -191,14 +200,35 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
                 continue;
             }
             engines.insert(token, engine);
-            drive(&poll, &mut engines, &mut deadlines, &mut again, token);
+            drive(
+                &poll,
+                &mut engines,
+                &mut deadlines,
+                &mut again,
+                &mut spares,
+                token,
+            );
         }
         for token in ready.drain(..) {
-            drive(&poll, &mut engines, &mut deadlines, &mut again, token);
+            drive(
+                &poll,
+                &mut engines,
+                &mut deadlines,
+                &mut again,
+                &mut spares,
+                token,
+            );
         }
         std::mem::swap(&mut again, &mut turn);
         for token in turn.drain(..) {
-            drive(&poll, &mut engines, &mut deadlines, &mut again, token);
+            drive(
+                &poll,
+                &mut engines,
+                &mut deadlines,
+                &mut again,
+                &mut spares,
+                token,
+            );
         }
         if !deadlines.is_empty() {
             let now = Instant::now();
@@ -209,7 +239,14 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
                 .collect();
             for token in due {
                 deadlines.remove(&token);
-                drive(&poll, &mut engines, &mut deadlines, &mut again, token);
+                drive(
+                    &poll,
+                    &mut engines,
+                    &mut deadlines,
+                    &mut again,
+                    &mut spares,
+                    token,
+                );
             }
         }
     }
@@ -220,12 +257,13 @@ fn drive(
     engines: &mut HashMap<usize, Engine>,
     deadlines: &mut HashMap<usize, Instant>,
     again: &mut Vec<usize>,
+    spares: &mut RecvBuffers,
     token: usize,
 ) {
     let Some(engine) = engines.get_mut(&token) else {
         return;
     };
-    match engine.run() {
+    match engine.run(spares) {
         Step::Idle => {
             if !deadlines.is_empty() {
                 deadlines.remove(&token);

@@ -55,6 +55,7 @@ mod pattern;
 mod peer;
 mod poll;
 mod proxy;
+mod recv_buffers;
 mod send_buffers;
 mod session;
 mod signaler;

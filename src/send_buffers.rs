@@ -13,14 +13,19 @@
 //! - Small bodies (up to `MAX_SMALL`) are cut from one 64 KiB slab: one allocation per slab,
 //!   and an atomic increment and decrement per message. When every message cut from a full
 //!   slab has been dropped, the slab is taken back as it is.
-//! - Large bodies (up to `MAX_RECYCLED`) each get a buffer from a ring of `RING` buffers; a
-//!   buffer whose message has been dropped is reused, already faulted in. Only when every
-//!   buffer in the ring is still in flight does the oldest make way for a fresh allocation.
+//! - Large bodies (up to `MAX_RECYCLED`) each get a buffer of their own, and when the last
+//!   handle to it is dropped (on whichever thread) the buffer goes back to the socket that sent
+//!   it, already faulted in, for its next large copy. What matters is the flow of buffers
+//!   coming back, not which one: with RCVHWM messages in flight the oldest one is usually
+//!   back by the time a new one is wanted.
 //! - Larger bodies get their own allocation.
 //!
 //! The price: a live message keeps its buffer alive (a small one its whole slab, as a
 //! received tcp frame keeps its read buffer), and a socket that has sent large messages keeps
-//! up to `RING` x `MAX_RECYCLED` (2 MiB) for reuse until it is closed.
+//! up to `KEPT` buffers of at most `MAX_RECYCLED` (2 MiB in all) for reuse until it is closed,
+//! and for as long after as messages it sent are alive.
+
+use std::sync::{Arc, Mutex};
 
 use bytes::{Bytes, BytesMut};
 
@@ -31,7 +36,7 @@ const SLAB: usize = 64 * 1024;
 const MAX_SMALL: usize = 4 * 1024;
 
 /// Large buffers kept for reuse.
-const RING: usize = 8;
+const KEPT: usize = 8;
 
 /// Largest body copied into a recycled buffer.
 const MAX_RECYCLED: usize = 256 * 1024;
@@ -40,9 +45,37 @@ const MAX_RECYCLED: usize = 256 * 1024;
 #[derive(Debug, Default)]
 pub(crate) struct SendBuffers {
     slab: BytesMut,
-    ring: [BytesMut; RING],
-    /// The ring slot that makes way next when none can be reused.
-    oldest: usize,
+    returned: Arc<Returned>,
+}
+
+/// Large buffers whose messages are gone, on their way back to the socket that sent them.
+#[derive(Debug, Default)]
+struct Returned {
+    bufs: Mutex<Vec<Vec<u8>>>,
+}
+
+/// A large body: its buffer goes back to `home` when the last handle to it drops.
+struct Homing {
+    buf: Vec<u8>,
+    home: Arc<Returned>,
+}
+
+impl AsRef<[u8]> for Homing {
+    fn as_ref(&self) -> &[u8] {
+        &self.buf
+    }
+}
+
+impl Drop for Homing {
+    fn drop(&mut self) {
+        let buf = std::mem::take(&mut self.buf);
+        // A poisoned lock (a panic elsewhere while holding it) only costs the reuse.
+        if let Ok(mut bufs) = self.home.bufs.lock() {
+            if bufs.len() < KEPT {
+                bufs.push(buf);
+            }
+        }
+    }
 }
 
 impl SendBuffers {
@@ -59,21 +92,14 @@ impl SendBuffers {
             }
             cut(&mut self.slab, data)
         } else if len <= MAX_RECYCLED {
-            // `try_reclaim` succeeds when the buffer still has room after earlier (smaller)
-            // copies, or when no message points into it any more.
-            let buf = match self.ring.iter().position(|b| b.capacity() >= len) {
-                Some(i) => &mut self.ring[i],
-                None => match self.ring.iter_mut().position(|b| b.try_reclaim(len)) {
-                    Some(i) => &mut self.ring[i],
-                    None => {
-                        let i = self.oldest;
-                        self.oldest = (i + 1) % RING;
-                        self.ring[i] = BytesMut::with_capacity(len);
-                        &mut self.ring[i]
-                    }
-                },
-            };
-            cut(buf, data)
+            let reused = self.returned.bufs.lock().ok().and_then(|mut b| b.pop());
+            let mut buf = reused.unwrap_or_default();
+            buf.clear();
+            buf.extend_from_slice(data);
+            Bytes::from_owner(Homing {
+                buf,
+                home: Arc::clone(&self.returned),
+            })
         } else {
             Bytes::copy_from_slice(data)
         }
@@ -139,19 +165,28 @@ mod tests {
     }
 
     #[test]
-    fn large_buffer_is_reused_once_its_message_is_gone() {
+    fn large_buffer_comes_back_once_its_message_is_gone() {
         let mut bufs = SendBuffers::default();
         let first = bufs.copy(&[1; 200_000]);
         let base = first.as_ptr() as usize;
-        drop(first);
+        // Dropped on another thread, as the I/O thread or a receiving socket would.
+        std::thread::spawn(move || drop(first)).join().unwrap();
         let second = bufs.copy(&[2; 150_000]);
         assert_eq!(second.as_ptr() as usize, base);
         assert!(second.iter().all(|&x| x == 2));
-        // Still in flight: the next copy goes elsewhere.
+        // Still alive: the next copy goes elsewhere and leaves it alone.
         let third = bufs.copy(&[3; 150_000]);
         assert_ne!(third.as_ptr() as usize, base);
         assert!(second.iter().all(|&x| x == 2));
         assert!(third.iter().all(|&x| x == 3));
+    }
+
+    #[test]
+    fn at_most_kept_buffers_wait_for_reuse() {
+        let mut bufs = SendBuffers::default();
+        let live: Vec<Bytes> = (0..3 * KEPT).map(|_| bufs.copy(&[5; 10_000])).collect();
+        drop(live);
+        assert_eq!(bufs.returned.bufs.lock().unwrap().len(), KEPT);
     }
 
     #[test]
