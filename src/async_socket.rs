@@ -83,6 +83,12 @@ impl AsyncSocket {
         }
     }
 
+    /// Sends a copy of `data` as one message part, like [`Socket::send_slice`].
+    pub async fn send_slice(&mut self, data: &[u8], more: bool) -> Result<()> {
+        let body = self.socket.copy_to_send(data);
+        self.send(body, more).await
+    }
+
     /// Receives one message part, waiting until one arrives.
     pub async fn recv(&mut self) -> Result<Msg> {
         loop {

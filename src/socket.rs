@@ -411,8 +411,13 @@ impl Socket {
     /// buffers the socket recycles (see `send_buffers`) rather than a fresh allocation, so
     /// prefer this to `send(Bytes::copy_from_slice(data), ..)` for borrowed bytes.
     pub fn send_slice(&mut self, data: &[u8], flags: SendFlags) -> Result<()> {
-        let body = self.send_buffers.copy(data);
+        let body = self.copy_to_send(data);
         self.send(body, flags)
+    }
+
+    /// A copy of `data` in the socket's send buffers.
+    pub(crate) fn copy_to_send(&mut self, data: &[u8]) -> Bytes {
+        self.send_buffers.copy(data)
     }
 
     /// Receives one message part.

@@ -9,6 +9,9 @@
 //! [`SENDER_FRAMES_PER_ALLOC`]), never anything per message. Sends use clones of one pre-built `Bytes` (zero copy), as a program that cares
 //! about allocation would.
 //!
+//! `send_slice`, which copies as `zmq_send` does, is checked separately: its copies come from
+//! buffers the socket recycles, not one allocation per message.
+//!
 //! The tests run one after another (a lock) so that one's traffic does not count in another.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -26,12 +29,19 @@ static PROCESS: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
     static THREAD: Cell<u64> = const { Cell::new(0) };
+    static THREAD_BIG: Cell<u64> = const { Cell::new(0) };
 }
 
-fn count() {
+/// Allocations of at least this many bytes also count as big: a message body's worth.
+const BIG: usize = 4096;
+
+fn count(size: usize) {
     PROCESS.fetch_add(1, Ordering::Relaxed);
     // A thread being torn down has no thread-locals left; its allocations count process wide.
     let _ = THREAD.try_with(|c| c.set(c.get() + 1));
+    if size >= BIG {
+        let _ = THREAD_BIG.try_with(|c| c.set(c.get() + 1));
+    }
 }
 
 // SAFETY: every call forwards to `System` with the caller's arguments unchanged; counting
@@ -39,19 +49,19 @@ fn count() {
 // allocates.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
+        count(layout.size());
         // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract, which `System` shares.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
+        count(layout.size());
         // SAFETY: as for `alloc`.
         unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
+        count(new_size);
         // SAFETY: `ptr` came from this allocator, i.e. from `System`, with `layout`.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -67,6 +77,10 @@ static ALLOCATOR: Counting = Counting;
 
 fn thread_count() -> u64 {
     THREAD.with(Cell::get)
+}
+
+fn thread_big_count() -> u64 {
+    THREAD_BIG.with(Cell::get)
 }
 
 /// Messages measured per test.
@@ -213,6 +227,64 @@ fn dealer_to_router_over_tcp_allocates_nothing_per_message() {
 #[test]
 fn router_to_dealer_over_tcp_allocates_nothing_per_message() {
     steady_state(SocketType::Router, SocketType::Dealer, Some(b"rx"));
+}
+
+/// Sends `n` copies of `body` with `send_slice` from a new thread over inproc and receives
+/// them here, dropping each at once as most receivers do; returns the allocations, and the
+/// big ones, counted in the sending thread.
+fn send_slices(tx: Socket, rx: &mut Socket, body: &[u8], n: u64) -> (Socket, u64, u64) {
+    let sender = {
+        let body = body.to_vec();
+        thread::spawn(move || {
+            let mut tx = tx;
+            let (all, big) = (thread_count(), thread_big_count());
+            for _ in 0..n {
+                tx.send_slice(&body, SendFlags::empty()).unwrap();
+            }
+            (tx, thread_count() - all, thread_big_count() - big)
+        })
+    };
+    for _ in 0..n {
+        let msg = rx.recv(RecvFlags::empty()).unwrap();
+        assert_eq!(msg.as_slice(), body);
+    }
+    sender.join().unwrap()
+}
+
+/// `send_slice` copies, as `zmq_send` does, but into buffers the socket recycles: copies of
+/// up to 4 KiB are cut from a shared slab (one buffer per 64 KiB of them), larger
+/// ones reuse buffers that come back when the receiver drops the message (a small header
+/// each, but no new body). A fresh allocation per message fails these limits by far.
+#[test]
+fn send_slice_recycles_its_copies() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctx = Context::new();
+    for (size, n, all_limit, big_limit) in [
+        // A slab is a buffer and its shared header (2 allocations) per 64 messages, plus
+        // the pipe's chunks: at most 1 per 16 messages, 1 big per 32.
+        (1024, 50_000, 50_000 / 16, 50_000 / 32),
+        // A small header per message (`Bytes::from_owner`); a fresh body only when the
+        // receiver fell so far behind that the socket's 8 spare buffers ran out.
+        (64 * 1024, 5_000, 5_000 * 2, 5_000 / 5),
+    ] {
+        let mut rx = socket(&ctx, SocketType::Pair, b"rx");
+        let endpoint = format!("inproc://send-slice-{size}");
+        rx.bind(&endpoint).unwrap();
+        let mut tx = socket(&ctx, SocketType::Pair, b"tx");
+        tx.connect(&endpoint).unwrap();
+        let body: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+        let (tx, _, _) = send_slices(tx, &mut rx, &body, n / 5);
+        let (tx, all, big) = send_slices(tx, &mut rx, &body, n);
+        eprintln!(
+            "send_slice, {n} messages of {size} B over inproc: {all} allocations in the \
+             sending thread, {big} of them of {BIG} B or more"
+        );
+        assert!(all <= all_limit, "{all} allocations for {n} messages");
+        assert!(big <= big_limit, "{big} big allocations for {n} messages");
+        drop(tx);
+        drop(rx);
+    }
+    ctx.term();
 }
 
 #[test]

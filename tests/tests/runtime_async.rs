@@ -38,10 +38,13 @@ fn async_dealer_against_a_blocking_router() {
         dealer.get_mut().connect(&endpoint).expect("connect");
         let work = async {
             for i in 0..100u32 {
-                dealer
-                    .send(i.to_be_bytes().to_vec(), false)
-                    .await
-                    .expect("send");
+                // Owned bodies and copies of borrowed ones, alternately.
+                if i % 2 == 0 {
+                    dealer.send(i.to_be_bytes().to_vec(), false).await
+                } else {
+                    dealer.send_slice(&i.to_be_bytes(), false).await
+                }
+                .expect("send");
                 let reply = dealer.recv_multipart().await.expect("recv");
                 assert_eq!(
                     reply,
