@@ -101,7 +101,7 @@ fn parse_args() -> Options {
 /// machine (inproc moves small messages fastest, so it gets twice as many): long enough that
 /// connection set-up, scheduler hiccups and allocator contention average out, short enough
 /// that the quick mode (42 cells, 3 repetitions per library) ends in about three minutes there
-/// (183 s on 2026-11-23; the issue allows four).
+/// (115 s on 2026-11-23 at commit 2d876bd; the issue allows four).
 fn counts(size: usize, transport: Transport, full: bool) -> (usize, usize) {
     let scale = if full { 2 } else { 1 };
     let speed = if transport == Transport::Inproc { 2 } else { 1 };
