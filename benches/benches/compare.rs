@@ -5,7 +5,9 @@
 //! per library, alternating the libraries' order, and the median is reported. Results go to
 //! docs/performance.md (between the matrix markers), docs/perf/matrix.csv and one SVG plot per
 //! transport in docs/perf/. `-- --only ferromq` (or `libzmq`) runs one library alone, for a
-//! profiler (`perf record`), and writes no docs.
+//! profiler (`perf record`), and writes no docs. `-- --zeromq` adds the pure-Rust zmq.rs as a
+//! third column on the cells it supports (no PAIR, no poll, no inproc) and writes its tables
+//! to their own block (`matrix-zeromq`) and CSV, leaving the two-library matrix alone.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -15,6 +17,7 @@ use ferromq_benches::backend::{Backend, BenchResult};
 use ferromq_benches::libzmq::Libzmq;
 use ferromq_benches::matrix::{latency, throughput, Latency, Pattern, Throughput, Transport};
 use ferromq_benches::report::{self, median, Row};
+use ferromq_benches::zeromq::Zeromq;
 use ferromq_benches::{ferromq::Ferromq, plot};
 
 const QUICK_SIZES: [usize; 2] = [64, 65536];
@@ -30,6 +33,8 @@ struct Options {
     write_docs: bool,
     /// Indices into NAMES of the libraries to run (`--only NAME` for profiling one of them).
     libs: Vec<usize>,
+    /// zmq.rs is in the run (`--zeromq`, or `--only zmq.rs`).
+    zeromq: bool,
 }
 
 fn parse_args() -> Options {
@@ -41,7 +46,8 @@ fn parse_args() -> Options {
         sizes: Vec::new(),
         out_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs"),
         write_docs: true,
-        libs: (0..NAMES.len()).collect(),
+        libs: vec![FERROMQ, LIBZMQ],
+        zeromq: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -50,6 +56,10 @@ fn parse_args() -> Options {
             "--quick" => o.full = false,
             "--reps" => o.reps = args.next().and_then(|v| v.parse().ok()).unwrap_or(3).max(1),
             "--no-docs" => o.write_docs = false,
+            "--zeromq" => {
+                o.zeromq = true;
+                o.libs = vec![FERROMQ, LIBZMQ, ZEROMQ];
+            }
             "--out-dir" => {
                 if let Some(v) = args.next() {
                     o.out_dir = PathBuf::from(v);
@@ -79,7 +89,10 @@ fn parse_args() -> Options {
             }
             "--only" => {
                 let v = args.next().unwrap_or_default().to_lowercase();
-                o.libs = (0..NAMES.len()).filter(|&i| NAMES[i] == v).collect();
+                o.libs = (0..NAMES.len())
+                    .filter(|&i| NAMES[i].eq_ignore_ascii_case(&v))
+                    .collect();
+                o.zeromq = o.libs.contains(&ZEROMQ);
                 // A one-library run is for a profiler, not for the tables.
                 o.write_docs = false;
             }
@@ -113,9 +126,14 @@ fn counts(size: usize, transport: Transport, full: bool) -> (usize, usize) {
 struct Libraries {
     ferromq: Ferromq,
     libzmq: Libzmq,
+    /// Made only for a run that includes it.
+    zeromq: Option<Zeromq>,
 }
 
-const NAMES: [&str; 2] = [Ferromq::NAME, Libzmq::NAME];
+const NAMES: [&str; 3] = [Ferromq::NAME, Libzmq::NAME, Zeromq::NAME];
+const FERROMQ: usize = 0;
+const LIBZMQ: usize = 1;
+const ZEROMQ: usize = 2;
 
 impl Libraries {
     fn throughput(
@@ -126,8 +144,9 @@ impl Libraries {
         size: usize,
         n: usize,
     ) -> BenchResult<Throughput> {
-        match lib {
-            0 => throughput(&self.ferromq, p, t, size, n),
+        match (lib, &self.zeromq) {
+            (FERROMQ, _) => throughput(&self.ferromq, p, t, size, n),
+            (ZEROMQ, Some(z)) => throughput(z, p, t, size, n),
             _ => throughput(&self.libzmq, p, t, size, n),
         }
     }
@@ -140,8 +159,9 @@ impl Libraries {
         size: usize,
         n: usize,
     ) -> BenchResult<Latency> {
-        match lib {
-            0 => latency(&self.ferromq, p, t, size, n),
+        match (lib, &self.zeromq) {
+            (FERROMQ, _) => latency(&self.ferromq, p, t, size, n),
+            (ZEROMQ, Some(z)) => latency(z, p, t, size, n),
             _ => latency(&self.libzmq, p, t, size, n),
         }
     }
@@ -163,9 +183,14 @@ fn machine() -> String {
 
 fn main() {
     let o = parse_args();
-    let libs = match (Ferromq::new(), Libzmq::new()) {
-        (Ok(ferromq), Ok(libzmq)) => Libraries { ferromq, libzmq },
-        (Err(e), _) | (_, Err(e)) => {
+    let zeromq = if o.zeromq { Some(Zeromq::new()) } else { None };
+    let libs = match (Ferromq::new(), Libzmq::new(), zeromq.transpose()) {
+        (Ok(ferromq), Ok(libzmq), Ok(zeromq)) => Libraries {
+            ferromq,
+            libzmq,
+            zeromq,
+        },
+        (Err(e), ..) | (_, Err(e), _) | (.., Err(e)) => {
             eprintln!("cannot create contexts: {e}");
             std::process::exit(1);
         }
@@ -174,7 +199,7 @@ fn main() {
     eprintln!(
         "comparison matrix: {} mode, {cells} cells x {} libraries x {} reps, throughput + latency",
         if o.full { "full" } else { "quick" },
-        NAMES.len(),
+        o.libs.len(),
         o.reps
     );
     let started = Instant::now();
@@ -195,13 +220,23 @@ fn main() {
                 let mut thr: Vec<Vec<Throughput>> = vec![Vec::new(); NAMES.len()];
                 let mut lat: Vec<Vec<Latency>> = vec![Vec::new(); NAMES.len()];
                 for rep in 0..o.reps {
-                    // Alternate which library goes first: A B, B A, A B ...
-                    let mut order: Vec<usize> = if rep % 2 == 0 { vec![0, 1] } else { vec![1, 0] };
-                    order.retain(|lib| o.libs.contains(lib));
+                    // Rotate which library goes first: A B C, B C A, C A B ... (A B, B A with two).
+                    let mut order: Vec<usize> =
+                        (0..NAMES.len()).map(|i| (i + rep) % NAMES.len()).collect();
+                    order.retain(|&lib| {
+                        o.libs.contains(&lib)
+                            && (lib != ZEROMQ || Zeromq::supports(pattern, transport))
+                    });
                     for &lib in &order {
-                        match libs.throughput(lib, pattern, transport, size, thr_n) {
-                            Ok(r) => thr[lib].push(r),
-                            Err(e) => {
+                        let thr_result = if lib == ZEROMQ && !Zeromq::measures_throughput(pattern) {
+                            None
+                        } else {
+                            Some(libs.throughput(lib, pattern, transport, size, thr_n))
+                        };
+                        match thr_result {
+                            None => {}
+                            Some(Ok(r)) => thr[lib].push(r),
+                            Some(Err(e)) => {
                                 failures += 1;
                                 eprintln!(
                                     "  {} thr {}/{}/{size}: {e}",
@@ -278,23 +313,44 @@ fn main() {
          (round trip / 2) mean in us, p50/p99, diff % = (libzmq - ferromq) / libzmq. Positive diff \
          means ferromq is better.",
         today(),
-        if o.full { " -- --full" } else { "" },
+        match (o.full, o.zeromq) {
+            (true, true) => " -- --full --zeromq",
+            (true, false) => " -- --full",
+            (false, true) => " -- --zeromq",
+            (false, false) => "",
+        },
         machine(),
         o.reps
     );
-    let md = report::markdown(&rows, NAMES[0], NAMES[1], &header);
+    let third = o.zeromq.then_some(NAMES[ZEROMQ]);
+    let header = if o.zeromq {
+        format!(
+            "{header} The last column is zmq.rs (the `zeromq` crate 0.7, driven through `block_on` \
+             on a tokio runtime), on the cells it supports.",
+        )
+    } else {
+        header
+    };
+    let md = report::markdown(&rows, NAMES[FERROMQ], NAMES[LIBZMQ], third, &header);
     println!("{md}");
     if o.write_docs {
         let perf_dir = o.out_dir.join("perf");
         let _ = std::fs::create_dir_all(&perf_dir);
-        let mode = if o.full { "full" } else { "quick" };
+        let mode = match (o.zeromq, o.full) {
+            (true, _) => "zeromq",
+            (false, true) => "full",
+            (false, false) => "quick",
+        };
         let csv_path = perf_dir.join(format!("matrix-{mode}.csv"));
         if let Err(e) = std::fs::write(&csv_path, report::csv(&rows)) {
             eprintln!("cannot write {}: {e}", csv_path.display());
         }
-        match plot::throughput_svgs(&rows, &NAMES, &perf_dir) {
-            Ok(paths) => eprintln!("plots: {}", paths.join(", ")),
-            Err(e) => eprintln!("cannot draw plots: {e}"),
+        // The plots show the two-library matrix only.
+        if !o.zeromq {
+            match plot::throughput_svgs(&rows, &NAMES[..2], &perf_dir) {
+                Ok(paths) => eprintln!("plots: {}", paths.join(", ")),
+                Err(e) => eprintln!("cannot draw plots: {e}"),
+            }
         }
         let doc_path = o.out_dir.join("performance.md");
         let doc = std::fs::read_to_string(&doc_path).unwrap_or_else(|_| "# Performance\n".into());

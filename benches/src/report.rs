@@ -51,7 +51,15 @@ fn size_label(size: usize) -> String {
 }
 
 /// Markdown: one section per pattern, a throughput table and a latency table in each.
-pub fn markdown(rows: &[Row], ours: &str, theirs: &str, header: &str) -> String {
+/// `third`, when given, adds that library's msg/s and latency as a last column ("-" in the
+/// cells it did not run).
+pub fn markdown(
+    rows: &[Row],
+    ours: &str,
+    theirs: &str,
+    third: Option<&str>,
+    header: &str,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{header}\n");
     let mut patterns: Vec<&str> = rows.iter().map(|r| r.pattern).collect();
@@ -60,35 +68,47 @@ pub fn markdown(rows: &[Row], ours: &str, theirs: &str, header: &str) -> String 
         let _ = writeln!(out, "### {pattern}\n");
         let _ = writeln!(
             out,
-            "| transport | size | {ours} msg/s | {theirs} msg/s | {ours} MB/s | {theirs} MB/s | diff % |"
+            "| transport | size | {ours} msg/s | {theirs} msg/s | {ours} MB/s | {theirs} MB/s | diff % |{}",
+            extra_header(third, "msg/s")
         );
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(
+            out,
+            "|---|---:|---:|---:|---:|---:|---:|{}",
+            extra_rule(third)
+        );
         for r in rows.iter().filter(|r| r.pattern == pattern) {
-            let t: Vec<(&str, (f64, f64))> = r
+            let t_all: Vec<(&str, (f64, f64))> = r
                 .throughput
                 .iter()
                 .map(|(n, a, b)| (*n, (*a, *b)))
                 .collect();
-            let (Some(o), Some(t)) = (lookup(&t, ours), lookup(&t, theirs)) else {
+            let (Some(o), Some(t)) = (lookup(&t_all, ours), lookup(&t_all, theirs)) else {
                 continue;
             };
+            let extra = third.map(|n| lookup(&t_all, n).map(|x| format!("{:.0}", x.0)));
             let _ = writeln!(
                 out,
-                "| {} | {} | {:.0} | {:.0} | {:.1} | {:.1} | {:+.1} |",
+                "| {} | {} | {:.0} | {:.0} | {:.1} | {:.1} | {:+.1} |{}",
                 r.transport,
                 size_label(r.size),
                 o.0,
                 t.0,
                 o.1,
                 t.1,
-                gain_higher(o.0, t.0)
+                gain_higher(o.0, t.0),
+                extra_cell(extra)
             );
         }
         let _ = writeln!(
             out,
-            "\n| transport | size | {ours} us | {theirs} us | {ours} p50/p99 | {theirs} p50/p99 | diff % |"
+            "\n| transport | size | {ours} us | {theirs} us | {ours} p50/p99 | {theirs} p50/p99 | diff % |{}",
+            extra_header(third, "us")
         );
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(
+            out,
+            "|---|---:|---:|---:|---:|---:|---:|{}",
+            extra_rule(third)
+        );
         for r in rows.iter().filter(|r| r.pattern == pattern) {
             let l: Vec<(&str, (f64, f64, f64))> = r
                 .latency
@@ -98,9 +118,10 @@ pub fn markdown(rows: &[Row], ours: &str, theirs: &str, header: &str) -> String 
             let (Some(o), Some(t)) = (lookup(&l, ours), lookup(&l, theirs)) else {
                 continue;
             };
+            let extra = third.map(|n| lookup(&l, n).map(|x| format!("{:.1}", x.0)));
             let _ = writeln!(
                 out,
-                "| {} | {} | {:.1} | {:.1} | {:.1}/{:.1} | {:.1}/{:.1} | {:+.1} |",
+                "| {} | {} | {:.1} | {:.1} | {:.1}/{:.1} | {:.1}/{:.1} | {:+.1} |{}",
                 r.transport,
                 size_label(r.size),
                 o.0,
@@ -109,12 +130,33 @@ pub fn markdown(rows: &[Row], ours: &str, theirs: &str, header: &str) -> String 
                 o.2,
                 t.1,
                 t.2,
-                gain_lower(o.0, t.0)
+                gain_lower(o.0, t.0),
+                extra_cell(extra)
             );
         }
         out.push('\n');
     }
     out
+}
+
+fn extra_header(third: Option<&str>, unit: &str) -> String {
+    third.map_or(String::new(), |n| format!(" {n} {unit} |"))
+}
+
+fn extra_rule(third: Option<&str>) -> &'static str {
+    if third.is_some() {
+        "---:|"
+    } else {
+        ""
+    }
+}
+
+/// The third library's cell: its figure, "-" where it did not run, nothing without a third.
+fn extra_cell(cell: Option<Option<String>>) -> String {
+    match cell {
+        None => String::new(),
+        Some(v) => format!(" {} |", v.unwrap_or_else(|| "-".into())),
+    }
 }
 
 /// CSV, one line per library per row.
@@ -123,8 +165,17 @@ pub fn csv(rows: &[Row]) -> String {
         "pattern,transport,size,library,msgs_per_sec,mb_per_sec,lat_mean_us,lat_p50_us,lat_p99_us\n",
     );
     for r in rows {
-        for (lib, msgs, mb) in &r.throughput {
-            let lat = r.latency.iter().find(|(n, ..)| n == lib);
+        // Every library with a figure in the row, throughput or latency (NaN for the other).
+        let mut libs: Vec<&str> = r.throughput.iter().map(|t| t.0).collect();
+        for l in &r.latency {
+            if !libs.contains(&l.0) {
+                libs.push(l.0);
+            }
+        }
+        for lib in libs {
+            let thr = r.throughput.iter().find(|t| t.0 == lib);
+            let (msgs, mb) = thr.map_or((f64::NAN, f64::NAN), |t| (t.1, t.2));
+            let lat = r.latency.iter().find(|l| l.0 == lib);
             let (mean, p50, p99) = lat.map_or((f64::NAN, f64::NAN, f64::NAN), |l| (l.1, l.2, l.3));
             let _ = writeln!(
                 out,
@@ -172,5 +223,42 @@ mod tests {
             "a\n<!-- b -->\nnew\n<!-- e -->\nz\n"
         );
         assert_eq!(splice("x\n", "B", "E", "n\n"), "x\n\nB\nn\nE\n");
+    }
+
+    fn row(third_thr: bool) -> Row {
+        let mut throughput = vec![("ferromq", 200.0, 2.0), ("libzmq", 100.0, 1.0)];
+        if third_thr {
+            throughput.push(("zmq.rs", 50.0, 0.5));
+        }
+        Row {
+            pattern: "DEALER_DEALER",
+            transport: "tcp",
+            size: 64,
+            throughput,
+            latency: vec![
+                ("ferromq", 10.0, 9.0, 20.0),
+                ("libzmq", 20.0, 18.0, 40.0),
+                ("zmq.rs", 30.0, 27.0, 60.0),
+            ],
+        }
+    }
+
+    #[test]
+    fn third_library_gets_a_column_and_a_dash_where_it_did_not_run() {
+        let md = markdown(&[row(true)], "ferromq", "libzmq", Some("zmq.rs"), "h");
+        assert!(md.contains("| diff % | zmq.rs msg/s |"));
+        assert!(md.contains("| +100.0 | 50 |"));
+        assert!(md.contains("| +50.0 | 30.0 |"));
+        let md = markdown(&[row(false)], "ferromq", "libzmq", Some("zmq.rs"), "h");
+        assert!(md.contains("| +100.0 | - |"));
+        let two = markdown(&[row(true)], "ferromq", "libzmq", None, "h");
+        assert!(!two.contains("zmq.rs"));
+    }
+
+    #[test]
+    fn csv_lists_a_library_with_latency_only() {
+        let out = csv(&[row(false)]);
+        assert!(out.contains("DEALER_DEALER,tcp,64,zmq.rs,NaN,NaN,30.00,27.00,60.00"));
+        assert!(out.contains("DEALER_DEALER,tcp,64,ferromq,200,2.00,10.00,9.00,20.00"));
     }
 }
