@@ -220,13 +220,18 @@ fn main() {
                 let mut thr: Vec<Vec<Throughput>> = vec![Vec::new(); NAMES.len()];
                 let mut lat: Vec<Vec<Latency>> = vec![Vec::new(); NAMES.len()];
                 for rep in 0..o.reps {
-                    // Rotate which library goes first: A B C, B C A, C A B ... (A B, B A with two).
-                    let mut order: Vec<usize> =
-                        (0..NAMES.len()).map(|i| (i + rep) % NAMES.len()).collect();
-                    order.retain(|&lib| {
-                        o.libs.contains(&lib)
-                            && (lib != ZEROMQ || Zeromq::supports(pattern, transport))
-                    });
+                    // Rotate which library goes first: A B, B A, ... (A B C, B C A, C A B ...
+                    // with three).
+                    let mut order: Vec<usize> = o
+                        .libs
+                        .iter()
+                        .copied()
+                        .filter(|&lib| lib != ZEROMQ || Zeromq::supports(pattern, transport))
+                        .collect();
+                    if !order.is_empty() {
+                        let turn = rep % order.len();
+                        order.rotate_left(turn);
+                    }
                     for &lib in &order {
                         let thr_result = if lib == ZEROMQ && !Zeromq::measures_throughput(pattern) {
                             None
