@@ -31,8 +31,15 @@
 //! `inproc://` connects two sockets' pipes directly; no thread is involved, and connecting
 //! before binding works. The runtime and I/O threads start on first tcp/ipc use.
 //!
-//! Socket types are thin state machines ([`SocketType::Pair`], `Dealer`, `Router`, `Push`,
-//! `Pull` so far) over a shared load balancer and fair queue.
+//! Socket types are thin state machines ([`SocketType::Pair`], `Pub`, `Sub`, `XPub`, `XSub`,
+//! `Req`, `Rep`, `Dealer`, `Router`, `Push`, `Pull`) over a shared load balancer and fair queue.
+//!
+//! # Sending without copying, and copying cheaply
+//!
+//! [`Socket::send`] takes the body as a [`Bytes`] and never copies it. For borrowed bytes,
+//! [`Socket::send_slice`] copies them, as `zmq_send` does, but into buffers the socket recycles
+//! (small bodies are cut from a shared slab, large ones reuse buffers whose messages are gone)
+//! rather than one allocation per message that another thread then frees.
 
 mod async_socket;
 mod command;
