@@ -95,6 +95,8 @@ impl SendBuffers {
             let reused = self.returned.bufs.lock().ok().and_then(|mut b| b.pop());
             let mut buf = reused.unwrap_or_default();
             buf.clear();
+            // Exact, so a kept buffer never outgrows `MAX_RECYCLED`.
+            buf.reserve_exact(len);
             buf.extend_from_slice(data);
             Bytes::from_owner(Homing {
                 buf,
@@ -187,6 +189,16 @@ mod tests {
         let live: Vec<Bytes> = (0..3 * KEPT).map(|_| bufs.copy(&[5; 10_000])).collect();
         drop(live);
         assert_eq!(bufs.returned.bufs.lock().unwrap().len(), KEPT);
+    }
+
+    #[test]
+    fn kept_buffers_stay_within_the_recycled_size() {
+        let mut bufs = SendBuffers::default();
+        drop(bufs.copy(&[1; 200_000]));
+        drop(bufs.copy(&[2; MAX_RECYCLED]));
+        let kept = bufs.returned.bufs.lock().unwrap();
+        assert_eq!(kept.len(), 1);
+        assert!(kept[0].capacity() <= MAX_RECYCLED);
     }
 
     #[test]
