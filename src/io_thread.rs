@@ -127,19 +127,14 @@ impl Drop for IoThread {
 
 fn run(mut poll: Poll, shared: &Arc<IoShared>) {
     let mut events = Events::with_capacity(256);
-    let mut engines: HashMap<usize, Engine> = HashMap::new();
-    // When each engine that asked for it runs again: heartbeats, linger. Empty on the hot
-    // path of connections without either.
-    let mut deadlines: HashMap<usize, Instant> = HashMap::new();
+    let mut hot = Engines::default();
     let mut ready = Vec::new();
     let mut adopt = Vec::new();
-    // Engines that ended their turn with work left, and the ones being run from it.
-    let mut again = Vec::new();
+    // The engines being run from `hot.again`.
     let mut turn = Vec::new();
-    let mut spares = RecvBuffers::default();
     loop {
-        let timeout = if again.is_empty() {
-            deadlines
+        let timeout = if hot.again.is_empty() {
+            hot.deadlines
                 .values()
                 .min()
                 .map(|d| d.saturating_duration_since(Instant::now()))
@@ -156,19 +151,12 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
                 continue;
             }
             let token = ev.token().0;
-            if let Some(engine) = engines.get_mut(&token) {
+            if let Some(engine) = hot.engines.get_mut(&token) {
                 engine.set_ready(
                     ev.is_readable() || ev.is_read_closed() || ev.is_error(),
                     ev.is_writable() || ev.is_write_closed() || ev.is_error(),
                 );
-                drive(
-                    &poll,
-                    &mut engines,
-                    &mut deadlines,
-                    &mut again,
-                    &mut spares,
-                    token,
-                );
+                hot.drive(&poll, token);
             }
         }
         let stop = match shared.inbox.lock() {
@@ -180,7 +168,7 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
             Err(_) => true,
         };
         if stop {
-            for (_, e) in engines.drain() {
+            for (_, e) in hot.engines.drain() {
                 e.finish();
             }
             for (_, e) in adopt.drain(..) {
@@ -199,89 +187,70 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
                 engine.finish();
                 continue;
             }
-            engines.insert(token, engine);
-            drive(
-                &poll,
-                &mut engines,
-                &mut deadlines,
-                &mut again,
-                &mut spares,
-                token,
-            );
+            hot.engines.insert(token, engine);
+            hot.drive(&poll, token);
         }
         for token in ready.drain(..) {
-            drive(
-                &poll,
-                &mut engines,
-                &mut deadlines,
-                &mut again,
-                &mut spares,
-                token,
-            );
+            hot.drive(&poll, token);
         }
-        std::mem::swap(&mut again, &mut turn);
+        std::mem::swap(&mut hot.again, &mut turn);
         for token in turn.drain(..) {
-            drive(
-                &poll,
-                &mut engines,
-                &mut deadlines,
-                &mut again,
-                &mut spares,
-                token,
-            );
+            hot.drive(&poll, token);
         }
-        if !deadlines.is_empty() {
+        if !hot.deadlines.is_empty() {
             let now = Instant::now();
-            let due: Vec<usize> = deadlines
+            let due: Vec<usize> = hot
+                .deadlines
                 .iter()
                 .filter(|(_, d)| **d <= now)
                 .map(|(t, _)| *t)
                 .collect();
             for token in due {
-                deadlines.remove(&token);
-                drive(
-                    &poll,
-                    &mut engines,
-                    &mut deadlines,
-                    &mut again,
-                    &mut spares,
-                    token,
-                );
+                hot.deadlines.remove(&token);
+                hot.drive(&poll, token);
             }
         }
     }
 }
 
-fn drive(
-    poll: &Poll,
-    engines: &mut HashMap<usize, Engine>,
-    deadlines: &mut HashMap<usize, Instant>,
-    again: &mut Vec<usize>,
-    spares: &mut RecvBuffers,
-    token: usize,
-) {
-    let Some(engine) = engines.get_mut(&token) else {
-        return;
-    };
-    match engine.run(spares) {
-        Step::Idle => {
-            if !deadlines.is_empty() {
-                deadlines.remove(&token);
+/// The engines of one I/O thread and what it keeps for them.
+#[derive(Default)]
+struct Engines {
+    engines: HashMap<usize, Engine>,
+    /// When each engine that asked for it runs again: heartbeats, linger. Empty on the hot
+    /// path of connections without either.
+    deadlines: HashMap<usize, Instant>,
+    /// Engines that ended their turn with work left.
+    again: Vec<usize>,
+    spares: RecvBuffers,
+}
+
+impl Engines {
+    /// Runs one engine and files it by what it asked for next.
+    fn drive(&mut self, poll: &Poll, token: usize) {
+        let Some(engine) = self.engines.get_mut(&token) else {
+            return;
+        };
+        match engine.run(&mut self.spares) {
+            Step::Idle => {
+                if !self.deadlines.is_empty() {
+                    self.deadlines.remove(&token);
+                }
             }
-        }
-        Step::Until(deadline) => {
-            deadlines.insert(token, deadline);
-        }
-        Step::Again => {
-            if !again.contains(&token) {
-                again.push(token);
+            Step::Until(deadline) => {
+                self.deadlines.insert(token, deadline);
             }
-        }
-        Step::Done => {
-            deadlines.remove(&token);
-            if let Some(mut engine) = engines.remove(&token) {
-                let _ = poll.registry().deregister(&mut engine.stream);
-                engine.finish();
+            Step::Again => {
+                if !self.again.contains(&token) {
+                    self.again.push(token);
+                }
+            }
+            Step::Done => {
+                self.deadlines.remove(&token);
+                if let Some(mut engine) = self.engines.remove(&token) {
+                    let _ = poll.registry().deregister(&mut engine.stream);
+                    engine.finish();
+                }
             }
         }
     }
