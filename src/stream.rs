@@ -4,8 +4,11 @@
 use std::io::{self, IoSlice, Read, Write};
 use std::mem::MaybeUninit;
 
+use std::os::fd::AsFd;
+
 use mio::event::Source;
 use mio::{Interest, Registry, Token};
+use socket2::SockRef;
 
 /// A stream during connection management.
 #[derive(Debug)]
@@ -23,12 +26,29 @@ impl AsyncStream {
         }
     }
 
-    pub(crate) async fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
-        use tokio::io::AsyncWriteExt;
-        match self {
-            AsyncStream::Tcp(s) => s.write_all(data).await,
-            AsyncStream::Unix(s) => s.write_all(data).await,
+    /// Writes all of `data` with `MSG_NOSIGNAL` (see [`send_nosignal`]): tokio's own write
+    /// on a Unix stream is a plain `write(2)`, which raises SIGPIPE on a closed peer.
+    pub(crate) async fn write_all(&mut self, mut data: &[u8]) -> io::Result<()> {
+        use tokio::io::Interest;
+        while !data.is_empty() {
+            let n = match self {
+                AsyncStream::Tcp(s) => {
+                    s.writable().await?;
+                    s.try_io(Interest::WRITABLE, || send_nosignal(&*s, data))
+                }
+                AsyncStream::Unix(s) => {
+                    s.writable().await?;
+                    s.try_io(Interest::WRITABLE, || send_nosignal(&*s, data))
+                }
+            };
+            match n {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => data = &data[n..],
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
         }
+        Ok(())
     }
 
     /// Moves the stream out of tokio, keeping it non-blocking, for an I/O thread.
@@ -78,18 +98,31 @@ impl Stream {
     }
 }
 
+/// Sends with `MSG_NOSIGNAL`, so a peer that has gone away gives `EPIPE` instead of a
+/// SIGPIPE that kills a C or Python program with the default disposition (libzmq never
+/// raises it either). `write(2)`/`writev(2)` have no such flag, so every write to a peer
+/// goes through here.
+pub(crate) fn send_nosignal(fd: &impl AsFd, buf: &[u8]) -> io::Result<usize> {
+    SockRef::from(fd).send_with_flags(buf, libc::MSG_NOSIGNAL)
+}
+
+/// The vectored form of [`send_nosignal`] (`sendmsg(2)` with `MSG_NOSIGNAL`).
+pub(crate) fn send_vectored_nosignal(fd: &impl AsFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+    SockRef::from(fd).send_vectored_with_flags(bufs, libc::MSG_NOSIGNAL)
+}
+
 impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
+            Stream::Tcp(s) => send_nosignal(s, buf),
+            Stream::Unix(s) => send_nosignal(s, buf),
         }
     }
 
     fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
         match self {
-            Stream::Tcp(s) => s.write_vectored(bufs),
-            Stream::Unix(s) => s.write_vectored(bufs),
+            Stream::Tcp(s) => send_vectored_nosignal(s, bufs),
+            Stream::Unix(s) => send_vectored_nosignal(s, bufs),
         }
     }
 
