@@ -1,13 +1,38 @@
 //! Commands that reach a socket from other threads (a connection was attached, a peer
-//! finished its handshake), processed on every send/recv/events call as libzmq's
-//! `process_commands` does. The queue is a plain channel; the socket's eventfd wakes it.
+//! finished its handshake), and the lock that lets whichever thread gets there first apply
+//! them.
+//!
+//! libzmq applies such commands only inside the application's next API call, except that
+//! it creates a connecting socket's pipes and sends a SUB's subscriptions from inside
+//! `connect`. Here a peer's pipes and metadata arrive from the management runtime or from
+//! another socket's thread, so waiting for the application would leave a SUB that
+//! subscribed and then sleeps without its subscriptions upstream (the publisher drops
+//! everything meanwhile), and an XPUB waiting for a subscription would wait forever.
+//!
+//! So the socket's state machine (`Core`) sits behind a mutex shared with every
+//! [`Mailbox`]. A command is queued, then the deliverer tries the lock: if the socket is
+//! idle, the deliverer applies the command at once; if the socket's thread holds the lock,
+//! that thread applies it when it lets go ([`Shared::unlock`] rechecks the `pending` flag).
+//!
+//! ```text
+//!   deliverer: queue cmd; pending = true; fence; try_lock ─ ok ──> apply all queued
+//!                                                        └ busy ─> owner applies on unlock
+//!   owner:     lock; apply queued; work; unlock; fence; pending? ─> try_lock, apply
+//! ```
+//!
+//! The two SeqCst fences make it a Dekker handshake: either the owner's recheck sees
+//! `pending`, or the deliverer's `try_lock` sees the lock free. `try_lock` never waits, so
+//! no thread ever blocks on another socket's lock and no lock order can deadlock.
 
-use std::sync::mpsc::Sender;
-use std::sync::Arc;
+use std::sync::atomic::{fence, AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError, Weak};
 
 use ferromq_pipe::Notify;
 use ferromq_zmtp::Metadata;
 
+use crate::option::Options;
+use crate::pattern::Pattern;
 use crate::peer::{Peer, PipeId};
 use crate::signaler::Signaler;
 
@@ -20,25 +45,129 @@ pub(crate) enum SocketCommand {
     Identify { id: PipeId, metadata: Arc<Metadata> },
 }
 
+/// The socket's state machine and what applying a command needs.
+pub(crate) struct Core {
+    pub(crate) pattern: Box<dyn Pattern>,
+    commands: Receiver<SocketCommand>,
+    /// A copy of the socket's options, refreshed on every change, for commands applied on
+    /// other threads (a new peer's pipes take their HWM from it).
+    pub(crate) options: Options,
+}
+
+impl std::fmt::Debug for Core {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Core").finish_non_exhaustive()
+    }
+}
+
+impl Core {
+    /// Applies every queued command (libzmq's `process_commands`).
+    fn apply_queued(&mut self) {
+        while let Ok(cmd) = self.commands.try_recv() {
+            match cmd {
+                SocketCommand::Attach(peer) => self.pattern.attach(*peer, &self.options),
+                SocketCommand::Identify { id, metadata } => {
+                    self.pattern.identify(id, metadata, &self.options)
+                }
+            }
+        }
+    }
+}
+
+/// The core and its "commands are waiting" flag, shared by the socket and its mailboxes.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    core: Mutex<Core>,
+    pending: AtomicBool,
+}
+
+impl Shared {
+    /// Locks the core for the socket's thread and applies what is queued.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Core> {
+        let mut core = self.core.lock().unwrap_or_else(PoisonError::into_inner);
+        self.take(&mut core);
+        core
+    }
+
+    /// Releases the core, then applies any command that arrived while it was held.
+    pub(crate) fn unlock(&self, core: MutexGuard<'_, Core>) {
+        drop(core);
+        self.settle();
+    }
+
+    /// Clears `pending` and applies the queue. The flag is cleared before the queue is
+    /// read, so a command queued after the read sets it again.
+    fn take(&self, core: &mut Core) {
+        if self.pending.load(Ordering::Relaxed) {
+            self.pending.store(false, Ordering::Relaxed);
+            core.apply_queued();
+        }
+    }
+
+    /// Applies queued commands if nobody holds the core; whoever holds it does it on unlock.
+    fn settle(&self) {
+        loop {
+            fence(Ordering::SeqCst);
+            if !self.pending.load(Ordering::Relaxed) {
+                return;
+            }
+            let mut core = match self.core.try_lock() {
+                Ok(core) => core,
+                Err(TryLockError::Poisoned(p)) => p.into_inner(),
+                Err(TryLockError::WouldBlock) => return,
+            };
+            self.take(&mut core);
+        }
+    }
+}
+
+/// A new socket's core and the receiving end of its command queue.
+pub(crate) fn socket_core(
+    pattern: Box<dyn Pattern>,
+    signal: Arc<Signaler>,
+    options: Options,
+) -> (Arc<Shared>, Mailbox) {
+    let (tx, rx) = channel();
+    let shared = Arc::new(Shared {
+        core: Mutex::new(Core {
+            pattern,
+            commands: rx,
+            options,
+        }),
+        pending: AtomicBool::new(false),
+    });
+    let mailbox = Mailbox {
+        tx,
+        signal,
+        shared: Arc::downgrade(&shared),
+    };
+    (shared, mailbox)
+}
+
 /// The sending side of a socket's command queue.
 #[derive(Debug, Clone)]
 pub(crate) struct Mailbox {
     tx: Sender<SocketCommand>,
     signal: Arc<Signaler>,
+    /// Weak, so a socket that is gone is gone (its queue's receiver with it).
+    shared: Weak<Shared>,
 }
 
 impl Mailbox {
-    pub(crate) fn new(tx: Sender<SocketCommand>, signal: Arc<Signaler>) -> Mailbox {
-        Mailbox { tx, signal }
-    }
-
-    /// Queues a command; returns false when the socket is gone.
+    /// Queues a command and applies it now if the socket is idle; returns false when the
+    /// socket is gone.
     pub(crate) fn send(&self, cmd: SocketCommand) -> bool {
-        let sent = self.tx.send(cmd).is_ok();
-        if sent {
-            self.signal.notify();
+        let Some(shared) = self.shared.upgrade() else {
+            return false;
+        };
+        if self.tx.send(cmd).is_err() {
+            return false;
         }
-        sent
+        shared.pending.store(true, Ordering::Relaxed);
+        shared.settle();
+        // A socket blocked in a call, or a poll on its ZMQ_FD, must look again.
+        self.signal.notify();
+        true
     }
 
     pub(crate) fn signal(&self) -> Arc<Signaler> {

@@ -48,6 +48,8 @@ pub(crate) struct CtxInner {
     next_socket: AtomicU64,
     pub pipe_ids: Arc<AtomicU64>,
     pub activity: Arc<Activity>,
+    /// The process that made the context: a forked child has its memory but not its threads.
+    pid: u32,
 }
 
 impl CtxInner {
@@ -63,6 +65,7 @@ impl CtxInner {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("ferromq-mgmt")
+            .on_thread_start(crate::thread_signals::block_all)
             .enable_all()
             .build()
             .map_err(Error::from)?;
@@ -119,6 +122,7 @@ impl Context {
                 next_socket: AtomicU64::new(1),
                 pipe_ids: Arc::new(AtomicU64::new(1)),
                 activity: Arc::new(Activity::default()),
+                pid: std::process::id(),
             }),
         }
     }
@@ -148,9 +152,15 @@ impl Context {
 
     /// Shuts down, then waits until every socket is closed and has lingered
     /// (libzmq's `zmq_ctx_term`).
+    ///
+    /// In a forked child it does not wait: the I/O threads and session tasks that hold the
+    /// activity count exist only in the parent (libzmq's term likewise closes what the
+    /// child inherited and returns).
     pub fn term(self) {
         self.shutdown();
-        self.inner.activity.wait_idle();
+        if std::process::id() == self.inner.pid {
+            self.inner.activity.wait_idle();
+        }
     }
 
     /// Whether `shutdown` or `term` was called.

@@ -101,7 +101,10 @@ impl IoThread {
         let thread_shared = Arc::clone(&shared);
         let handle = std::thread::Builder::new()
             .name(format!("ferromq-io-{index}"))
-            .spawn(move || run(poll, &thread_shared))?;
+            .spawn(move || {
+                crate::thread_signals::block_all();
+                run(poll, &thread_shared)
+            })?;
         Ok(IoThread {
             shared,
             handle: Some(handle),

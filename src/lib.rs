@@ -68,6 +68,7 @@ mod session;
 mod signaler;
 mod socket;
 mod stream;
+mod thread_signals;
 mod wake;
 
 pub use async_socket::AsyncSocket;

@@ -109,19 +109,20 @@ fn timespec(d: Duration) -> rustix::event::Timespec {
     }
 }
 
-/// One `poll(2)` over every item's fd; `None` waits forever.
+/// One `poll(2)` over every item's fd; `None` waits forever. A signal ends it with
+/// `EINTR`, as `zmq_poll` returns it.
 fn wait(items: &[PollItem<'_>], timeout: Option<Duration>) -> Result<Vec<PollFlags>> {
     let mut fds: Vec<PollFd<'_>> = items.iter().map(PollItem::poll_fd).collect();
     let ts = timeout.map(timespec);
-    match rustix::event::poll(&mut fds, ts.as_ref()) {
-        Ok(_) | Err(rustix::io::Errno::INTR) => {}
-        Err(e) => return Err(Error::from_errno(e.raw_os_error())),
+    if let Err(e) = rustix::event::poll(&mut fds, ts.as_ref()) {
+        return Err(Error::from_errno(e.raw_os_error()));
     }
     Ok(fds.iter().map(PollFd::revents).collect())
 }
 
 /// Waits until one of `items` is ready or `timeout_ms` passes (-1 = forever, 0 = check
-/// once); returns how many items are ready. An empty set sleeps out the timeout (`EINVAL`
+/// once); returns how many items are ready. `ETERM` once a polled socket's context is
+/// terminated; `EINTR` when a signal arrives while waiting. An empty set sleeps out the timeout (`EINVAL`
 /// with -1, which would never return).
 pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
     let until = u64::try_from(timeout_ms)
@@ -140,6 +141,10 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
         let mut ready = 0;
         for (item, got) in items.iter_mut().zip(&kernel) {
             item.revents = match item.target {
+                // A context being terminated ends the poll, as libzmq's does (its
+                // ZMQ_EVENTS fails with ETERM), so a proxy or poll loop in another
+                // thread lets `zmq_ctx_term` finish.
+                Target::Socket(s) if s.is_terminated() => return Err(Error::Term),
                 Target::Socket(s) => s.current_events().bits() & item.events,
                 Target::Fd(_) => fd_revents(*got),
             };

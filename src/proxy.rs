@@ -13,6 +13,7 @@
 //! peers holds messages back instead of blocking the other direction.
 
 use bytes::Bytes;
+use ferromq_zmtp::SocketType;
 
 use crate::error::Result;
 use crate::flags::{RecvFlags, SendFlags};
@@ -88,7 +89,9 @@ fn stats_reply(control: &mut Socket, front: SocketStats, back: SocketStats) -> R
 }
 
 /// Reads one control command and applies it. Unknown commands are ignored (libzmq 4.3.5
-/// asserts on them).
+/// asserts on them). As libzmq 4.3.5, a REP control socket gets a reply to every command
+/// (STATISTICS its figures, anything else an empty message), so a REQ client can steer the
+/// proxy without breaking its send/receive alternation; other types get only STATISTICS.
 fn handle_control(
     control: &mut Socket,
     state: &mut State,
@@ -98,11 +101,14 @@ fn handle_control(
     let parts = control.recv_multipart(RecvFlags::DONTWAIT)?;
     let command = parts.first().map(|p| &p[..]).unwrap_or_default();
     match command {
+        b"STATISTICS" => return stats_reply(control, front, back),
         b"PAUSE" => *state = State::Paused,
         b"RESUME" => *state = State::Active,
         b"TERMINATE" => *state = State::Terminated,
-        b"STATISTICS" => stats_reply(control, front, back)?,
         _ => {}
+    }
+    if control.socket_type() == SocketType::Rep {
+        control.send(Bytes::new(), SendFlags::empty())?;
     }
     Ok(())
 }

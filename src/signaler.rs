@@ -42,27 +42,22 @@ impl Signaler {
     }
 
     /// Waits until the flag is set or the deadline passes; returns whether it was set.
+    /// A signal delivered meanwhile ends the wait with `EINTR`, as libzmq's blocking calls
+    /// do, so SIGALRM or Ctrl-C can stop a C or Python program blocked in a receive.
     pub(crate) fn wait(&self, deadline: Option<Instant>) -> Result<bool> {
-        loop {
-            let timeout = match deadline {
-                None => None,
-                Some(d) => {
-                    let left = d.saturating_duration_since(Instant::now());
-                    Some(duration_to_timespec(left))
-                }
-            };
-            let fd = self.fd.as_fd();
-            let mut fds = [PollFd::new(&fd, PollFlags::IN)];
-            match poll(&mut fds, timeout.as_ref()) {
-                Ok(0) => return Ok(false),
-                Ok(_) => return Ok(true),
-                Err(rustix::io::Errno::INTR) => {
-                    if deadline.is_some_and(|d| Instant::now() >= d) {
-                        return Ok(false);
-                    }
-                }
-                Err(e) => return Err(Error::from_errno(e.raw_os_error())),
+        let timeout = match deadline {
+            None => None,
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
+                Some(duration_to_timespec(left))
             }
+        };
+        let fd = self.fd.as_fd();
+        let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+        match poll(&mut fds, timeout.as_ref()) {
+            Ok(0) => Ok(false),
+            Ok(_) => Ok(true),
+            Err(e) => Err(Error::from_errno(e.raw_os_error())),
         }
     }
 }

@@ -6,16 +6,14 @@
 //! SNDTIMEO/RCVTIMEO) and try again. The pattern sits in a `RefCell` because ZMQ_EVENTS and
 //! `poll` look at it through `&Socket`; the socket is `!Sync`, so the borrow never contends.
 
-use std::cell::RefCell;
 use std::os::fd::RawFd;
-use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use ferromq_zmtp::SocketType;
 
-use crate::command::{Mailbox, SocketCommand};
+use crate::command::{socket_core, Mailbox, Shared};
 use crate::connecter::{connect_loop, Target};
 use crate::connection::SocketLink;
 use crate::context::CtxInner;
@@ -28,23 +26,11 @@ use crate::listener::{accept_loop, bind_tcp, Bound, ListenerCtl};
 use crate::monitor::{MonitorHub, EVENT_BIND_FAILED, EVENT_CLOSED, EVENT_LISTENING};
 use crate::msg::Msg;
 use crate::option::{self, Options};
-use crate::pattern::{self, Pattern};
+use crate::pattern;
 use crate::peer::{socket_pipes, PipeId};
 use crate::send_buffers::SendBuffers;
 use crate::session::{ActivityGuard, SessionCtl};
 use crate::signaler::Signaler;
-
-#[derive(Debug)]
-struct Core {
-    pattern: Box<dyn Pattern>,
-    commands: Receiver<SocketCommand>,
-}
-
-impl std::fmt::Debug for dyn Pattern {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Pattern")
-    }
-}
 
 #[derive(Debug)]
 enum Binding {
@@ -76,7 +62,8 @@ pub struct Socket {
     id: u64,
     kind: SocketType,
     options: Options,
-    core: RefCell<Core>,
+    /// The pattern and command queue, shared with the mailbox (see `command`).
+    shared: Arc<Shared>,
     signal: Arc<Signaler>,
     mailbox: Mailbox,
     rcvmore: bool,
@@ -86,18 +73,6 @@ pub struct Socket {
     monitor: Arc<MonitorHub>,
     send_buffers: SendBuffers,
     _active: ActivityGuard,
-}
-
-/// Applies queued commands (libzmq's `process_commands`).
-fn drain_commands(core: &mut Core, options: &Options) {
-    while let Ok(cmd) = core.commands.try_recv() {
-        match cmd {
-            SocketCommand::Attach(peer) => core.pattern.attach(*peer, options),
-            SocketCommand::Identify { id, metadata } => {
-                core.pattern.identify(id, metadata, options)
-            }
-        }
-    }
 }
 
 fn put_int(out: &mut [u8], v: i32) -> Result<usize> {
@@ -146,19 +121,16 @@ impl Socket {
     pub(crate) fn new(ctx: Arc<CtxInner>, kind: SocketType) -> Result<Socket> {
         let pattern = pattern::for_type(kind)?;
         let signal = Arc::new(Signaler::new()?);
-        let (tx, rx) = channel();
-        let mailbox = Mailbox::new(tx, Arc::clone(&signal));
+        let options = Options::default();
+        let (shared, mailbox) = socket_core(pattern, Arc::clone(&signal), options.clone());
         let id = ctx.register(Arc::clone(&signal));
         let active = ctx.activity.enter();
         Ok(Socket {
             ctx,
             id,
             kind,
-            options: Options::default(),
-            core: RefCell::new(Core {
-                pattern,
-                commands: rx,
-            }),
+            options,
+            shared,
             signal,
             mailbox,
             rcvmore: false,
@@ -174,10 +146,6 @@ impl Socket {
     /// The socket's type.
     pub fn socket_type(&self) -> SocketType {
         self.kind
-    }
-
-    fn process_commands(&self, core: &mut Core) {
-        drain_commands(core, &self.options);
     }
 
     fn link(&self) -> Result<(SocketLink, tokio::runtime::Handle)> {
@@ -278,11 +246,12 @@ impl Socket {
                     .fetch_add(2, std::sync::atomic::Ordering::Relaxed);
                 let peer = self.ctx.inproc.connect(&name, self.inproc_side(), ids)?;
                 let metadata = peer.metadata.clone();
-                let core = self.core.get_mut();
+                let mut core = self.shared.lock();
                 core.pattern.attach(peer, &self.options);
                 if let Some(m) = metadata {
                     core.pattern.identify(ids, m, &self.options);
                 }
+                self.shared.unlock(core);
                 self.connects.push(ConnectRecord {
                     endpoint: endpoint.to_owned(),
                     ctl: None,
@@ -307,10 +276,15 @@ impl Socket {
             let id = link.next_pipe_id();
             let (mut peer, far) = socket_pipes(id, self.mailbox.signal(), self.kind, &self.options);
             peer.assigned_id = self.options.connect_routing_id.clone();
-            self.core.get_mut().pattern.attach(peer, &self.options);
+            let mut core = self.shared.lock();
+            core.pattern.attach(peer, &self.options);
+            self.shared.unlock(core);
             (Some((far, id)), Some(id))
         };
         self.options.connect_routing_id = None;
+        let mut core = self.shared.lock();
+        core.options.connect_routing_id = None;
+        self.shared.unlock(core);
         let guard = self.ctx.activity.enter();
         handle.spawn(connect_loop(
             link,
@@ -364,7 +338,9 @@ impl Socket {
             ctl.stop();
         }
         if let Some(id) = record.pipe {
-            self.core.get_mut().pattern.detach(id);
+            let mut core = self.shared.lock();
+            core.pattern.detach(id);
+            self.shared.unlock(core);
         }
         Ok(())
     }
@@ -396,9 +372,10 @@ impl Socket {
             if self.ctx.is_terminated() {
                 return Err(Error::Term);
             }
-            let core = self.core.get_mut();
-            drain_commands(core, &self.options);
-            match core.pattern.send(frame, more, &self.options) {
+            let mut core = self.shared.lock();
+            let sent = core.pattern.send(frame, more, &self.options);
+            self.shared.unlock(core);
+            match sent {
                 Ok(()) => return Ok(()),
                 Err((Error::Again, back)) => frame = back,
                 Err((e, _)) => return Err(e),
@@ -428,9 +405,10 @@ impl Socket {
             if self.ctx.is_terminated() {
                 return Err(Error::Term);
             }
-            let core = self.core.get_mut();
-            drain_commands(core, &self.options);
-            match core.pattern.recv() {
+            let mut core = self.shared.lock();
+            let received = core.pattern.recv();
+            self.shared.unlock(core);
+            match received {
                 Ok(msg) => {
                     self.rcvmore = msg.more;
                     return Ok(msg);
@@ -495,6 +473,11 @@ impl Socket {
         self.signal.raw_fd()
     }
 
+    /// Whether the socket's context has been shut down (every call then fails with `ETERM`).
+    pub(crate) fn is_terminated(&self) -> bool {
+        self.ctx.is_terminated()
+    }
+
     pub(crate) fn signaler(&self) -> &Signaler {
         &self.signal
     }
@@ -506,10 +489,7 @@ impl Socket {
 
     pub(crate) fn current_events(&self) -> Events {
         self.signal.drain();
-        let Ok(mut core) = self.core.try_borrow_mut() else {
-            return Events::empty();
-        };
-        self.process_commands(&mut core);
+        let mut core = self.shared.lock();
         let mut ev = Events::empty();
         if core.pattern.has_in() {
             ev = ev | Events::POLLIN;
@@ -517,6 +497,7 @@ impl Socket {
         if core.pattern.has_out() {
             ev = ev | Events::POLLOUT;
         }
+        self.shared.unlock(core);
         ev
     }
 
@@ -541,13 +522,23 @@ impl Socket {
             {
                 Err(Error::Invalid)
             }
-            _ => match self.core.get_mut().pattern.set_option(option, value) {
-                Some(r) => r,
-                None if matches!(option, option::ZMQ_SUBSCRIBE | option::ZMQ_UNSUBSCRIBE) => {
-                    Err(Error::Invalid)
-                }
-                None => self.options.set(option, value),
-            },
+            _ => {
+                let mut core = self.shared.lock();
+                let own = core.pattern.set_option(option, value);
+                let r = match own {
+                    Some(r) => r,
+                    None if matches!(option, option::ZMQ_SUBSCRIBE | option::ZMQ_UNSUBSCRIBE) => {
+                        Err(Error::Invalid)
+                    }
+                    None => {
+                        let r = self.options.set(option, value);
+                        core.options = self.options.clone();
+                        r
+                    }
+                };
+                self.shared.unlock(core);
+                r
+            }
         }
     }
 
@@ -569,11 +560,9 @@ impl Socket {
             }
             option::ZMQ_MECHANISM => put_int(out, 0),
             _ => {
-                let own = self
-                    .core
-                    .try_borrow()
-                    .ok()
-                    .and_then(|c| c.pattern.get_option(option, out));
+                let core = self.shared.lock();
+                let own = core.pattern.get_option(option, out);
+                self.shared.unlock(core);
                 own.or_else(|| self.options.get(option, out))
                     .unwrap_or(Err(Error::Invalid))
             }

@@ -1,0 +1,76 @@
+/* A signal interrupts blocking calls with EINTR (issue 13, defect 4), as in libzmq: a SIGALRM
+   handler installed without SA_RESTART ends a blocking zmq_recv, zmq_send and zmq_poll with
+   -1/EINTR, so Ctrl-C and alarms can stop a program blocked in ZeroMQ. */
+#define _GNU_SOURCE
+#include "testutil.h"
+
+#include <signal.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t alarms = 0;
+
+static void on_alarm (int sig)
+{
+    (void) sig;
+    alarms++;
+}
+
+/* One SIGALRM in `ms` milliseconds. */
+static void alarm_in (int ms)
+{
+    struct itimerval t;
+    memset (&t, 0, sizeof t);
+    t.it_value.tv_sec = ms / 1000;
+    t.it_value.tv_usec = (ms % 1000) * 1000;
+    setitimer (ITIMER_REAL, &t, NULL);
+}
+
+int main (void)
+{
+    struct sigaction sa;
+    memset (&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sigemptyset (&sa.sa_mask);
+    sa.sa_flags = 0; /* no SA_RESTART */
+    sigaction (SIGALRM, &sa, NULL);
+
+    void *ctx = zmq_ctx_new ();
+    void *pull = zmq_socket (ctx, ZMQ_PULL);
+    void *push = zmq_socket (ctx, ZMQ_PUSH);
+    int linger = 0;
+    zmq_setsockopt (push, ZMQ_LINGER, &linger, sizeof linger);
+    char resolved[256];
+    CHECK (bind_resolved (pull, "tcp://127.0.0.1:*", resolved, sizeof resolved) == 0);
+
+    /* recv with nothing to receive and no timeout */
+    char buf[16];
+    alarm_in (100);
+    CHECK_ERR (zmq_recv (pull, buf, sizeof buf, 0), EINTR);
+    CHECK (alarms == 1);
+
+    /* send on a PUSH with no peer blocks until a peer appears */
+    alarm_in (100);
+    CHECK_ERR (zmq_send (push, "x", 1, 0), EINTR);
+    CHECK (alarms == 2);
+
+    /* poll forever on a socket with nothing to read */
+    zmq_pollitem_t items[] = {{pull, 0, ZMQ_POLLIN, 0}};
+    alarm_in (100);
+    CHECK_ERR (zmq_poll (items, 1, -1), EINTR);
+    CHECK (alarms == 3);
+
+    /* The sockets still work afterwards. */
+    CHECK (zmq_connect (push, resolved) == 0);
+    CHECK (send_str (push, "after", 0) == 5);
+    set_timeouts (pull, 2000);
+    CHECK (recv_str (pull, buf, sizeof buf, 0) == 5);
+
+    zmq_close (push);
+    zmq_close (pull);
+    zmq_ctx_term (ctx);
+    if (failures)
+        return 1;
+    printf ("ok\n");
+    return 0;
+}
