@@ -113,6 +113,24 @@ static void writer_outlives_peer (void *ctx, const char *endpoint)
         }
         sleep_ms (50);
     }
+    /* A peer that stops reading but keeps its end open: over ipc every later write fails with
+       EPIPE while the connection still looks alive to the reader side, so the PUSH's next
+       write is what meets the dead direction (the path a plain writev turns into SIGPIPE). */
+    {
+        int fd = connect_raw (resolved);
+        CHECK (fd >= 0);
+        if (fd >= 0) {
+            CHECK (handshake_as_pull (fd) == 0);
+            shutdown (fd, SHUT_RD);
+            for (int i = 0; i < 200; i++) {
+                zmq_send (push, body, 1024, ZMQ_DONTWAIT);
+                if (i % 20 == 0)
+                    sleep_ms (2);
+            }
+            sleep_ms (100);
+            close (fd);
+        }
+    }
     /* A peer that closes right after connecting, during the handshake. */
     for (int round = 0; round < 4; round++) {
         int fd = connect_raw (resolved);
