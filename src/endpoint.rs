@@ -26,7 +26,9 @@ impl Endpoint {
         let (scheme, rest) = s.split_once("://").ok_or(Error::Invalid)?;
         match scheme {
             "tcp" => parse_tcp(rest).map(Endpoint::Tcp),
-            "ipc" if !rest.is_empty() => Ok(Endpoint::Ipc(rest.to_owned())),
+            "ipc" if !rest.is_empty() => {
+                check_ipc_path(rest).map(|()| Endpoint::Ipc(rest.to_owned()))
+            }
             "inproc" if !rest.is_empty() => Ok(Endpoint::Inproc(rest.to_owned())),
             "ipc" | "inproc" => Err(Error::Invalid),
             "pgm" | "epgm" | "norm" | "vmci" | "udp" | "tipc" | "ws" | "wss" => {
@@ -34,6 +36,43 @@ impl Endpoint {
             }
             _ => Err(Error::ProtoNoSupport),
         }
+    }
+}
+
+/// libzmq's `ipc_address_t::resolve` rules, checked at bind and at connect alike: the path
+/// (with its `@`) must fit `sun_path` with a NUL, and an abstract name must not be empty.
+/// `*` is replaced by a generated path at bind, so it is exempt.
+fn check_ipc_path(path: &str) -> Result<()> {
+    const SUN_PATH_LEN: usize = 108;
+    if path == "@" {
+        return Err(Error::Invalid);
+    }
+    if path != "*" && path.len() >= SUN_PATH_LEN {
+        return Err(Error::NameTooLong);
+    }
+    Ok(())
+}
+
+/// The syntax check libzmq's `zmq_connect` makes on a tcp address (`host:port` or
+/// `src;host:port`) before resolving it later: a letter, digit, `[` or `:` first, then only
+/// letters, digits and `.-:%;[]_*`, and a port that starts with a digit. A hostname with a
+/// space, say, is refused here with EINVAL rather than failing to resolve forever.
+pub(crate) fn check_tcp_connect_syntax(address: &str) -> Result<()> {
+    let bytes = address.as_bytes();
+    let first_ok = bytes
+        .first()
+        .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'[' || c == b':');
+    let rest_ok = bytes
+        .iter()
+        .skip(1)
+        .all(|&c| c.is_ascii_alphanumeric() || b".-:%;[]_*".contains(&c));
+    let port_ok = address
+        .rsplit_once(':')
+        .is_some_and(|(_, port)| port.as_bytes().first().is_some_and(u8::is_ascii_digit));
+    if first_ok && rest_ok && port_ok {
+        Ok(())
+    } else {
+        Err(Error::Invalid)
     }
 }
 
@@ -112,6 +151,18 @@ impl TcpAddr {
     }
 }
 
+/// The bound endpoint an unbind of `endpoint` means when no bind resolved to that exact text:
+/// as libzmq's `resolve_tcp_addr`, a tcp endpoint resolved as a connect address (so
+/// `tcp://localhost:5555` finds `tcp://127.0.0.1:5555`), and nothing for a wildcard
+/// (`tcp://*:*`, port `*` or 0) or any other transport, which libzmq refuses with ENOENT.
+pub(crate) fn resolve_for_unbind(endpoint: &str, ipv6: bool) -> Option<String> {
+    let Ok(Endpoint::Tcp(addr)) = Endpoint::parse(endpoint) else {
+        return None;
+    };
+    let addr = addr.connect_addr(ipv6).ok()?;
+    Some(tcp_endpoint_string(&addr))
+}
+
 /// Resolves a host; IPv4 addresses first unless IPv6 is enabled, as libzmq prefers.
 fn resolve(host: &str, port: u16, ipv6: bool) -> Result<SocketAddr> {
     if let Ok(ip) = host.parse::<IpAddr>() {
@@ -179,6 +230,37 @@ mod tests {
         assert_eq!(Endpoint::parse("tcp://h:99999"), Err(Error::Invalid));
         assert_eq!(Endpoint::parse("foo://x"), Err(Error::ProtoNoSupport));
         assert_eq!(Endpoint::parse("inproc://"), Err(Error::Invalid));
+        assert_eq!(Endpoint::parse("ipc://@"), Err(Error::Invalid));
+        let long = format!("ipc:///tmp/{}", "a".repeat(103));
+        assert_eq!(Endpoint::parse(&long), Err(Error::NameTooLong));
+        assert!(
+            Endpoint::parse(&long[..long.len() - 1]).is_ok(),
+            "107 bytes fit"
+        );
+    }
+
+    #[test]
+    fn connect_syntax_is_libzmqs() {
+        for ok in [
+            "127.0.0.1:5",
+            "a_b:5",
+            "[::1]:5",
+            "127.0.0.1;10.0.0.1:5",
+            "h:0",
+        ] {
+            assert_eq!(check_tcp_connect_syntax(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "local host:5",
+            "127.0.0.1 :5",
+            "-x:5",
+            "x!:5",
+            "h:*",
+            "h",
+            "",
+        ] {
+            assert_eq!(check_tcp_connect_syntax(bad), Err(Error::Invalid), "{bad}");
+        }
     }
 
     #[test]

@@ -78,6 +78,8 @@ pub enum Error {
     NetDown,
     /// `ENETUNREACH`.
     NetUnreach,
+    /// `ENAMETOOLONG`: an ipc path longer than a Unix socket address holds.
+    NameTooLong,
     /// Any other OS errno, kept as is.
     Os(i32),
 }
@@ -114,6 +116,7 @@ impl Error {
             Error::Access => libc::EACCES,
             Error::NetDown => libc::ENETDOWN,
             Error::NetUnreach => libc::ENETUNREACH,
+            Error::NameTooLong => libc::ENAMETOOLONG,
             Error::Os(n) => *n,
         }
     }
@@ -149,6 +152,7 @@ impl Error {
             libc::EACCES => Error::Access,
             libc::ENETDOWN => Error::NetDown,
             libc::ENETUNREACH => Error::NetUnreach,
+            libc::ENAMETOOLONG => Error::NameTooLong,
             other => Error::Os(other),
         }
     }
@@ -183,6 +187,7 @@ impl Error {
             Error::Access => "permission denied",
             Error::NetDown => "network is down",
             Error::NetUnreach => "network is unreachable",
+            Error::NameTooLong => "file name too long",
             Error::Os(_) => "operating system error",
         }
     }
@@ -243,6 +248,7 @@ mod tests {
             Error::NoDev,
             Error::Fault,
             Error::NoEnt,
+            Error::NameTooLong,
             Error::Os(12345),
         ];
         for e in all {

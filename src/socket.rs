@@ -17,7 +17,7 @@ use crate::command::{socket_core, Mailbox, Shared};
 use crate::connecter::{connect_loop, Target};
 use crate::connection::SocketLink;
 use crate::context::CtxInner;
-use crate::endpoint::Endpoint;
+use crate::endpoint::{resolve_for_unbind, Endpoint};
 use crate::error::{Error, Result};
 use crate::flags::{Events, RecvFlags, SendFlags};
 use crate::inproc::InprocSide;
@@ -40,8 +40,7 @@ enum Binding {
 
 #[derive(Debug)]
 struct BindRecord {
-    /// The endpoint as given and as resolved (LAST_ENDPOINT); unbind accepts either.
-    given: String,
+    /// The endpoint as resolved (LAST_ENDPOINT), the key unbind looks for, as libzmq's.
     resolved: String,
     binding: Binding,
     /// The listening fd, reported by CLOSED.
@@ -187,7 +186,6 @@ impl Socket {
             Endpoint::Inproc(name) => {
                 self.ctx.inproc.bind(&name, self.inproc_side())?;
                 self.binds.push(BindRecord {
-                    given: endpoint.to_owned(),
                     resolved: endpoint.to_owned(),
                     binding: Binding::Inproc(name),
                     fd: None,
@@ -197,20 +195,20 @@ impl Socket {
             Endpoint::Tcp(addr) => {
                 let (listener, resolved) = bind_tcp(&addr, &self.options)
                     .inspect_err(|e| self.monitor.emit_errno(EVENT_BIND_FAILED, e, endpoint))?;
-                self.start_listener(endpoint, resolved, Bound::Tcp(listener))?
+                self.start_listener(resolved, Bound::Tcp(listener))?
             }
             Endpoint::Ipc(path) => {
                 let (listener, path) = ipc_bind(&path)
                     .inspect_err(|e| self.monitor.emit_errno(EVENT_BIND_FAILED, e, endpoint))?;
                 let resolved = format!("ipc://{}", path.path);
-                self.start_listener(endpoint, resolved, Bound::Ipc(listener, path))?
+                self.start_listener(resolved, Bound::Ipc(listener, path))?
             }
         };
         self.last_endpoint = resolved;
         Ok(())
     }
 
-    fn start_listener(&mut self, given: &str, resolved: String, bound: Bound) -> Result<String> {
+    fn start_listener(&mut self, resolved: String, bound: Bound) -> Result<String> {
         let (link, handle) = self.link()?;
         let lctl = ListenerCtl::new(self.options.linger);
         let guard = self.ctx.activity.enter();
@@ -224,7 +222,6 @@ impl Socket {
             guard,
         ));
         self.binds.push(BindRecord {
-            given: given.to_owned(),
             resolved: resolved.clone(),
             binding: Binding::Listener(lctl),
             fd: Some(fd),
@@ -260,6 +257,7 @@ impl Socket {
                 return Ok(());
             }
             Endpoint::Tcp(addr) => {
+                crate::endpoint::check_tcp_connect_syntax(&endpoint["tcp://".len()..])?;
                 // Fail early on what can never work (a `*` host, a missing port).
                 if addr.port.is_none() || addr.host == "*" {
                     return Err(Error::Invalid);
@@ -310,7 +308,11 @@ impl Socket {
         let pos = self
             .binds
             .iter()
-            .position(|b| b.resolved == endpoint || b.given == endpoint)
+            .position(|b| b.resolved == endpoint)
+            .or_else(|| {
+                let resolved = resolve_for_unbind(endpoint, self.options.ipv6)?;
+                self.binds.iter().position(|b| b.resolved == resolved)
+            })
             .ok_or(Error::NoEnt)?;
         let record = self.binds.remove(pos);
         if let Some(fd) = record.fd {

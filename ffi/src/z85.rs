@@ -74,6 +74,11 @@ pub unsafe extern "C" fn zmq_z85_encode(
     size: usize,
 ) -> *mut c_char {
     guard(|| {
+        // libzmq checks the size before it touches either pointer: a bad size is EINVAL even
+        // with NULL buffers.
+        if size % 4 != 0 {
+            return Err(Errno(EINVAL));
+        }
         let dest = non_null(dest)?;
         let input: &[u8] = if size == 0 {
             &[]
@@ -158,6 +163,10 @@ mod tests {
             assert!(zmq_z85_decode(bin.as_mut_ptr(), c"Hello!".as_ptr()).is_null());
             assert_eq!(errno(), EINVAL);
             assert!(zmq_z85_decode(bin.as_mut_ptr(), core::ptr::null()).is_null());
+            assert_eq!(errno(), EFAULT);
+            assert!(zmq_z85_encode(core::ptr::null_mut(), core::ptr::null(), 3).is_null());
+            assert_eq!(errno(), EINVAL, "size before pointers, as libzmq");
+            assert!(zmq_z85_encode(text.as_mut_ptr(), core::ptr::null(), 4).is_null());
             assert_eq!(errno(), EFAULT);
             let p = zmq_z85_encode(text.as_mut_ptr(), core::ptr::null(), 0);
             assert_eq!(CStr::from_ptr(p).to_bytes(), b"");

@@ -83,6 +83,72 @@ static void test_einval (void)
     CHECK (zmq_ctx_term (ctx) == 0);
 }
 
+/* Validation order and endpoint rules of libzmq 4.3: z85 checks the size before any pointer;
+   ipc paths longer than sun_path give ENAMETOOLONG, an empty abstract name EINVAL, both at bind
+   and at connect; zmq_connect checks a tcp address's syntax (a space in the host is EINVAL);
+   unbind looks up the resolved endpoint, so a wildcard as bound is ENOENT. */
+static void test_validation (void)
+{
+    char text[16];
+    unsigned char bin[16];
+    CHECK (zmq_z85_encode (NULL, NULL, 3) == NULL && zmq_errno () == EINVAL);
+    CHECK (zmq_z85_encode (text, NULL, 5) == NULL && zmq_errno () == EINVAL);
+    CHECK (zmq_z85_decode (NULL, "Hell") == NULL && zmq_errno () == EINVAL);
+    CHECK (zmq_z85_decode (NULL, "Hell~") == NULL && zmq_errno () == EINVAL);
+    CHECK (zmq_z85_decode (bin, "") == NULL && zmq_errno () == EINVAL);
+
+    void *ctx = zmq_ctx_new ();
+    void *s = zmq_socket (ctx, ZMQ_PULL);
+    /* sun_path holds 108 bytes with its NUL: a 108-byte path is too long, 107 fits. */
+    char path[128];
+    snprintf (path, sizeof path, "ipc:///tmp/ferromq-errors-%08d-", (int) getpid ());
+    size_t prefix = strlen ("ipc://");
+    while (strlen (path) - prefix < 108)
+        strcat (path, "x");
+    CHECK_ERR (zmq_bind (s, path), ENAMETOOLONG);
+    CHECK_ERR (zmq_connect (s, path), ENAMETOOLONG);
+    path[strlen (path) - 1] = 0;
+    CHECK (zmq_bind (s, path) == 0);
+    CHECK (zmq_unbind (s, path) == 0);
+    char abstract[128];
+    memcpy (abstract, "ipc://@", 7);
+    memset (abstract + 7, 'y', 107);
+    abstract[7 + 107] = 0;
+    CHECK_ERR (zmq_bind (s, abstract), ENAMETOOLONG);
+    CHECK_ERR (zmq_bind (s, "ipc://@"), EINVAL);
+    CHECK_ERR (zmq_connect (s, "ipc://@"), EINVAL);
+
+    CHECK_ERR (zmq_connect (s, "tcp://local host:5555"), EINVAL);
+    CHECK_ERR (zmq_connect (s, "tcp://127.0.0.1 :5555"), EINVAL);
+    CHECK_ERR (zmq_connect (s, "tcp://-host:5555"), EINVAL);
+    CHECK_ERR (zmq_connect (s, "tcp://127.0.0.1:*"), EINVAL);
+    CHECK_ERR (zmq_bind (s, "tcp://local host:5555"), ENODEV);
+
+    CHECK (zmq_bind (s, "tcp://*:*") == 0);
+    CHECK_ERR (zmq_unbind (s, "tcp://*:*"), ENOENT);
+    CHECK (zmq_bind (s, "tcp://127.0.0.1:*") == 0);
+    CHECK_ERR (zmq_unbind (s, "tcp://127.0.0.1:*"), ENOENT);
+    char ep[256];
+    size_t len = sizeof ep;
+    CHECK (zmq_getsockopt (s, ZMQ_LAST_ENDPOINT, ep, &len) == 0);
+    CHECK (zmq_unbind (s, ep) == 0);
+    /* A name resolves to the bound address, as libzmq resolves it. */
+    CHECK (zmq_bind (s, "tcp://127.0.0.1:*") == 0);
+    len = sizeof ep;
+    CHECK (zmq_getsockopt (s, ZMQ_LAST_ENDPOINT, ep, &len) == 0);
+    char by_name[256];
+    snprintf (by_name, sizeof by_name, "tcp://localhost:%s", strrchr (ep, ':') + 1);
+    CHECK (zmq_unbind (s, by_name) == 0);
+    CHECK_ERR (zmq_unbind (s, ep), ENOENT);
+    CHECK (zmq_bind (s, "ipc://*") == 0);
+    CHECK_ERR (zmq_unbind (s, "ipc://*"), ENOENT);
+    len = sizeof ep;
+    CHECK (zmq_getsockopt (s, ZMQ_LAST_ENDPOINT, ep, &len) == 0);
+    CHECK (zmq_unbind (s, ep) == 0);
+    zmq_close (s);
+    CHECK (zmq_ctx_term (ctx) == 0);
+}
+
 static void test_addr_in_use (void)
 {
     void *ctx = zmq_ctx_new ();
@@ -234,6 +300,7 @@ int main (void)
 {
     test_bad_handles ();
     test_einval ();
+    test_validation ();
     test_addr_in_use ();
     test_eagain_efsm_ehostunreach_enotsup ();
     test_eintr ();
