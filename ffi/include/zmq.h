@@ -106,6 +106,9 @@ typedef void(zmq_timer_fn) (int timer_id, void *arg);
 
 #define ZMQ_HAVE_TIMERS
 
+/*  zmq_sendiov / zmq_recviov take the platform's struct iovec (sys/uio.h).  */
+struct iovec;
+
 
 // API version this library implements (libzmq 4.3.5).
 #define ZMQ_VERSION_MAJOR 4
@@ -385,7 +388,7 @@ size_t zmq_msg_size(const zmq_msg_t *msg);
 // 1 if more frames of the same message follow this one, else 0.
 int zmq_msg_more(const zmq_msg_t *msg);
 
-// `ZMQ_MORE` or `ZMQ_SHARED` (1 or 0); any other property is `EINVAL`.
+// `ZMQ_MORE` or `ZMQ_SHARED` (1 or 0), or `ZMQ_SRCFD` (the fd the message came in on); any
 int zmq_msg_get(const zmq_msg_t *msg, int property);
 
 // libzmq 4.3 defines no settable message property: always `EINVAL`.
@@ -462,6 +465,12 @@ int zmq_msg_recv(zmq_msg_t *msg, void *s, int flags);
 
 // Legacy form of [`zmq_msg_recv`] with the socket first.
 int zmq_recvmsg(void *s, zmq_msg_t *msg, int flags);
+
+// Sends `count` parts from `iov`; returns the last part's size.
+int zmq_sendiov(void *s, struct iovec *iov, size_t count, int flags);
+
+// Receives up to `*count` parts into `malloc`ed buffers; returns the number received.
+int zmq_recviov(void *s, struct iovec *iov, size_t *count, int flags);
 
 // Starts (or, with `addr` NULL, stops) publishing `events` (a `ZMQ_EVENT_*` mask) on the
 int zmq_socket_monitor(void *s, const char *addr, int events);

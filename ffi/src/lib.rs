@@ -42,6 +42,8 @@ pub mod send;
 
 pub mod recv;
 
+pub mod iov;
+
 pub mod monitor;
 
 pub mod pollitem;
