@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use crate::command::SocketCommand;
 use crate::connection::{configure_tcp, handshake, run_engine, stream_fd, Backoff, SocketLink};
+use crate::connection_props::connection_metadata;
 use crate::endpoint::TcpAddr;
 use crate::engine::EngineEnd;
 use crate::error::{Error, Result};
@@ -125,7 +126,7 @@ pub(crate) async fn connect_loop(
         };
         link.mailbox.send(SocketCommand::Identify {
             id,
-            metadata: Arc::new(peer.metadata),
+            metadata: connection_metadata(peer.metadata, &stream),
         });
         let fd = stream_fd(&stream);
         let Some(exit) = run_engine(&link, stream, pipes, &ctl, leftover, peer.minor).await else {

@@ -45,6 +45,7 @@ mod async_socket;
 mod command;
 mod connecter;
 mod connection;
+pub mod connection_props;
 mod context;
 mod endpoint;
 mod engine;

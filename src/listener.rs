@@ -11,6 +11,7 @@ use socket2::{Domain, Socket as RawSocket, Type};
 
 use crate::command::SocketCommand;
 use crate::connection::{configure_tcp, handshake, run_engine, stream_fd, SocketLink};
+use crate::connection_props::connection_metadata;
 use crate::endpoint::{tcp_endpoint_string, TcpAddr};
 use crate::engine::EngineEnd;
 use crate::error::{Error, Result};
@@ -187,7 +188,7 @@ async fn serve(
     }
     link.mailbox.send(SocketCommand::Identify {
         id,
-        metadata: Arc::new(peer.metadata),
+        metadata: connection_metadata(peer.metadata, &stream),
     });
     // The pipes come back when the connection ends; dropping them tells the socket.
     let exit = run_engine(&link, stream, far, &ctl, leftover, peer.minor).await;

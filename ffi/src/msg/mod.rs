@@ -17,7 +17,7 @@ use cell::{Kind, MsgCell};
 use foreign::ForeignBuffer;
 
 use crate::boundary::{guard, non_null_const, Errno};
-use crate::consts::{ZMQ_MORE, ZMQ_SHARED};
+use crate::consts::{ZMQ_MORE, ZMQ_SHARED, ZMQ_SRCFD};
 use crate::errno::{EFAULT, EINVAL};
 
 /// Initialises an empty message.
@@ -160,7 +160,8 @@ pub unsafe extern "C" fn zmq_msg_more(msg: *const zmq_msg_t) -> c_int {
     guard(|| Ok(c_int::from(unsafe { cell::get(msg) }?.more))).max(0)
 }
 
-/// `ZMQ_MORE` or `ZMQ_SHARED` (1 or 0); any other property is `EINVAL`.
+/// `ZMQ_MORE` or `ZMQ_SHARED` (1 or 0), or `ZMQ_SRCFD` (the fd the message came in on); any
+/// other property is `EINVAL`.
 ///
 /// # Safety
 /// `msg` is NULL or points to a `zmq_msg_t`.
@@ -172,6 +173,14 @@ pub unsafe extern "C" fn zmq_msg_get(msg: *const zmq_msg_t, property: c_int) -> 
         match property {
             ZMQ_MORE => Ok(c_int::from(cell.more)),
             ZMQ_SHARED => Ok(c_int::from(cell.is_shared())),
+            // libzmq reads the private `__fd` property: -1 with EINVAL where there is none
+            // (inproc, or a message not received).
+            ZMQ_SRCFD => cell
+                .metadata
+                .as_ref()
+                .and_then(|m| m.get(ferromq::connection_props::SRCFD_PROPERTY))
+                .and_then(|v| core::str::from_utf8(v).ok()?.parse().ok())
+                .ok_or(Errno(EINVAL)),
             _ => Err(Errno(EINVAL)),
         }
     })

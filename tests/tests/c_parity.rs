@@ -1,0 +1,52 @@
+//! C programs for libzmq features beyond the core socket API (tests/c/iov.c: zmq_sendiov and
+//! zmq_recviov; tests/c/srcfd.c: ZMQ_SRCFD and Peer-Address), each built against ferromq and
+//! against real libzmq 4.3.4 (static, from the `zmq` dev-dependency). Both must print "ok",
+//! so every expectation is libzmq's own behaviour.
+
+use std::time::Duration;
+
+#[path = "../c/harness.rs"]
+mod harness;
+
+fn against_ferromq(name: &str) {
+    let scratch = harness::scratch_dir(&format!("c-parity-{name}-ferromq"));
+    let program = scratch.join(name);
+    harness::compile_against_ferromq(&harness::c_source(&format!("{name}.c")), &scratch, &program);
+    assert_ok(&harness::run_args(&program, &[], Duration::from_secs(30)));
+}
+
+fn against_libzmq(name: &str) {
+    let scratch = harness::scratch_dir(&format!("c-parity-{name}-libzmq"));
+    let program = scratch.join(name);
+    harness::compile_against_libzmq(&harness::c_source(&format!("{name}.c")), &program);
+    assert_ok(&harness::run_args(&program, &[], Duration::from_secs(30)));
+}
+
+fn assert_ok(out: &std::process::Output) {
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "ok\n",
+        "{}",
+        harness::text(out)
+    );
+}
+
+#[test]
+fn iov_against_ferromq() {
+    against_ferromq("iov");
+}
+
+#[test]
+fn iov_against_libzmq() {
+    against_libzmq("iov");
+}
+
+#[test]
+fn srcfd_against_ferromq() {
+    against_ferromq("srcfd");
+}
+
+#[test]
+fn srcfd_against_libzmq() {
+    against_libzmq("srcfd");
+}
