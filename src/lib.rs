@@ -80,7 +80,7 @@ pub use ferromq_zmtp::SocketType;
 pub use flags::{Events, RecvFlags, SendFlags, POLLERR, POLLIN, POLLOUT};
 pub use msg::{Metadata, Msg};
 pub use poll::{poll, PollItem};
-pub use proxy::{proxy, proxy_steerable, SocketStats};
+pub use proxy::{proxy, proxy_steerable, proxy_steerable_loopback, SocketStats};
 pub use socket::Socket;
 
 /// Whether this build implements a socket type (the others fail with `EINVAL`).

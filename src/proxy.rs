@@ -181,3 +181,71 @@ pub fn proxy_steerable(
     }
     Ok(())
 }
+
+/// `zmq_proxy_steerable` with one socket as both frontend and backend, which libzmq allows
+/// (a ROUTER that routes between its own peers, a DEALER echoing to its peers): every message
+/// the socket receives goes back out through it. libzmq skips the POLLOUT check then, so a
+/// message waits on the socket's own send (HWM, timeout) instead. Counts go to the frontend's
+/// in and the backend's out, as libzmq counts them.
+pub fn proxy_steerable_loopback(
+    socket: &mut Socket,
+    mut capture: Option<&mut Socket>,
+    mut control: Option<&mut Socket>,
+) -> Result<()> {
+    let mut state = State::Active;
+    let mut front = SocketStats::default();
+    let mut back = SocketStats::default();
+    while state != State::Terminated {
+        let (socket_in, control_in) = {
+            let mut items = vec![PollItem::socket(socket, POLLIN)];
+            if let Some(c) = control.as_deref() {
+                items.push(PollItem::socket(c, POLLIN));
+            }
+            poll(&mut items, -1)?;
+            (
+                items[0].is_readable(),
+                items.get(1).is_some_and(PollItem::is_readable),
+            )
+        };
+        if control_in {
+            if let Some(c) = control.as_deref_mut() {
+                handle_control(c, &mut state, front, back)?;
+            }
+            continue;
+        }
+        if state != State::Active {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            continue;
+        }
+        if socket_in {
+            let n = forward_to_self(socket, &mut capture)?;
+            front.msg_in += 1;
+            front.bytes_in += n;
+            back.msg_out += 1;
+            back.bytes_out += n;
+        }
+    }
+    Ok(())
+}
+
+/// [`forward`] with the source as its own destination.
+fn forward_to_self(socket: &mut Socket, capture: &mut Option<&mut Socket>) -> Result<u64> {
+    let mut size = 0u64;
+    loop {
+        let msg = socket.recv(RecvFlags::DONTWAIT)?;
+        let more = msg.more;
+        size += msg.data.len() as u64;
+        let flags = if more {
+            SendFlags::SNDMORE
+        } else {
+            SendFlags::empty()
+        };
+        if let Some(c) = capture.as_deref_mut() {
+            c.send(msg.data.clone(), flags)?;
+        }
+        socket.send(msg.data, flags)?;
+        if !more {
+            return Ok(size);
+        }
+    }
+}

@@ -1,9 +1,10 @@
 //! `zmq_proxy`, `zmq_proxy_steerable`, `zmq_device`: the runtime's [`ferromq::proxy`] on
 //! sockets from C handles.
 //!
-//! The runtime borrows every socket mutably for the proxy's whole run, so the handles must be
-//! distinct sockets: passing one socket in two roles is `EINVAL` here (libzmq would run it,
-//! but two Rust `&mut` to one socket would be undefined behaviour).
+//! The runtime borrows every socket mutably for the proxy's whole run, so one socket cannot be
+//! passed as two `&mut`: the same socket as frontend and backend (which libzmq allows) runs
+//! [`ferromq::proxy_steerable_loopback`] on it once; any other role given twice (capture or
+//! control equal to another) is `EINVAL`.
 
 use core::ffi::{c_int, c_void};
 
@@ -46,6 +47,19 @@ unsafe fn run(
 ) -> Result<c_int, Errno> {
     if frontend.is_null() || backend.is_null() {
         return Err(Errno(EFAULT));
+    }
+    if frontend == backend {
+        distinct(&[frontend, capture, control])?;
+        // SAFETY: each handle is registry-checked and distinct, so the `&mut` do not alias.
+        let (socket, capture, control) = unsafe {
+            (
+                &mut registered_socket(frontend)?.socket,
+                optional(capture)?,
+                optional(control)?,
+            )
+        };
+        ferromq::proxy_steerable_loopback(socket, capture, control).map_err(errno_of)?;
+        return Ok(0);
     }
     distinct(&[frontend, backend, capture, control])?;
     // SAFETY: each handle is registry-checked and distinct, so the `&mut` do not alias.
