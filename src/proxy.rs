@@ -48,9 +48,13 @@ fn writable(socket: &Socket) -> Result<bool> {
     Ok(item[0].is_writable())
 }
 
-/// Moves one whole message from `from` to `to` (and its parts to `capture`); returns the
-/// message's total size.
-fn forward(from: &mut Socket, to: &mut Socket, capture: &mut Option<&mut Socket>) -> Result<u64> {
+/// Moves one whole message from `from` to `to` (`None`: back out through `from`, for the
+/// single-socket proxy) and its parts to `capture`; returns the message's total size.
+fn forward(
+    from: &mut Socket,
+    mut to: Option<&mut Socket>,
+    capture: &mut Option<&mut Socket>,
+) -> Result<u64> {
     let mut size = 0u64;
     loop {
         let msg = from.recv(RecvFlags::DONTWAIT)?;
@@ -64,7 +68,10 @@ fn forward(from: &mut Socket, to: &mut Socket, capture: &mut Option<&mut Socket>
         if let Some(c) = capture.as_deref_mut() {
             c.send(msg.data.clone(), flags)?;
         }
-        to.send(msg.data, flags)?;
+        match to.as_deref_mut() {
+            Some(to) => to.send(msg.data, flags)?,
+            None => from.send(msg.data, flags)?,
+        }
         if !more {
             return Ok(size);
         }
@@ -161,14 +168,14 @@ pub fn proxy_steerable(
             continue;
         }
         if front_in {
-            let n = forward(frontend, backend, &mut capture)?;
+            let n = forward(frontend, Some(backend), &mut capture)?;
             front.msg_in += 1;
             front.bytes_in += n;
             back.msg_out += 1;
             back.bytes_out += n;
         }
         if back_in {
-            let n = forward(backend, frontend, &mut capture)?;
+            let n = forward(backend, Some(frontend), &mut capture)?;
             back.msg_in += 1;
             back.bytes_in += n;
             front.msg_out += 1;
@@ -218,7 +225,7 @@ pub fn proxy_steerable_loopback(
             continue;
         }
         if socket_in {
-            let n = forward_to_self(socket, &mut capture)?;
+            let n = forward(socket, None, &mut capture)?;
             front.msg_in += 1;
             front.bytes_in += n;
             back.msg_out += 1;
@@ -226,26 +233,4 @@ pub fn proxy_steerable_loopback(
         }
     }
     Ok(())
-}
-
-/// [`forward`] with the source as its own destination.
-fn forward_to_self(socket: &mut Socket, capture: &mut Option<&mut Socket>) -> Result<u64> {
-    let mut size = 0u64;
-    loop {
-        let msg = socket.recv(RecvFlags::DONTWAIT)?;
-        let more = msg.more;
-        size += msg.data.len() as u64;
-        let flags = if more {
-            SendFlags::SNDMORE
-        } else {
-            SendFlags::empty()
-        };
-        if let Some(c) = capture.as_deref_mut() {
-            c.send(msg.data.clone(), flags)?;
-        }
-        socket.send(msg.data, flags)?;
-        if !more {
-            return Ok(size);
-        }
-    }
 }
