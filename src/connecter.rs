@@ -45,6 +45,9 @@ async fn open(
                 Some(socket2::Protocol::TCP),
             )?;
             if let Some(src) = addr.source_addr(options.ipv6)? {
+                // As libzmq: several connections may share one fixed source address and port
+                // (to different servers), and a source port in TIME_WAIT can be reused.
+                socket.set_reuse_address(true)?;
                 socket.bind(&src.into())?;
             }
             let delayed = match socket.connect(&dest.into()) {

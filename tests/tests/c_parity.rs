@@ -1,6 +1,7 @@
 //! C programs for libzmq features beyond the core socket API (tests/c/iov.c: zmq_sendiov and
 //! zmq_recviov; tests/c/srcfd.c: ZMQ_SRCFD and Peer-Address; tests/c/proxy_single_socket.c:
-//! zmq_proxy with one socket as frontend and backend), each built against ferromq and
+//! zmq_proxy with one socket as frontend and backend; tests/c/source_address.c: two connects
+//! from one fixed source port, SO_REUSEADDR), each built against ferromq and
 //! against real libzmq 4.3.4 (static, from the `zmq` dev-dependency). Both must print "ok",
 //! so every expectation is libzmq's own behaviour.
 
@@ -60,4 +61,14 @@ fn proxy_single_socket_against_ferromq() {
 #[test]
 fn proxy_single_socket_against_libzmq() {
     against_libzmq("proxy_single_socket");
+}
+
+#[test]
+fn source_address_against_ferromq() {
+    against_ferromq("source_address");
+}
+
+#[test]
+fn source_address_against_libzmq() {
+    against_libzmq("source_address");
 }
