@@ -6,6 +6,16 @@ use std::thread::JoinHandle;
 use crate::boundary::{guard, non_null, Errno};
 use crate::errno::ENOMEM;
 
+fn block_all_signals() {
+    // SAFETY: `set` is a local sigset_t initialised by sigfillset before use; a NULL old-set
+    // pointer is allowed; pthread_sigmask changes only the calling thread's mask.
+    unsafe {
+        let mut set: libc::sigset_t = core::mem::zeroed();
+        libc::sigfillset(&mut set);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, core::ptr::null_mut());
+    }
+}
+
 /// The caller's argument, handed to the new thread.
 struct Arg(*mut c_void);
 
@@ -14,7 +24,9 @@ struct Arg(*mut c_void);
 unsafe impl Send for Arg {}
 
 /// Runs `func(arg)` on a new thread; the handle must be passed to [`zmq_threadclose`].
-/// NULL `func` is `EFAULT`; a thread the OS refuses is `ENOMEM` (libzmq aborts).
+/// NULL `func` is `EFAULT`; a thread the OS refuses is `ENOMEM` (libzmq aborts). As in
+/// libzmq, the new thread blocks every signal, so process-directed signals (SIGALRM, SIGINT)
+/// keep going to the application's own threads.
 ///
 /// # Safety
 /// `func` is NULL or a function safe to call with `arg` on another thread.
@@ -29,6 +41,7 @@ pub unsafe extern "C" fn zmq_threadstart(
         let handle = std::thread::Builder::new()
             .spawn(move || {
                 let arg = arg;
+                block_all_signals();
                 // SAFETY: the caller vouched for func(arg) on another thread.
                 unsafe { func(arg.0) }
             })

@@ -1,7 +1,8 @@
 //! C programs for libzmq features beyond the core socket API (tests/c/iov.c: zmq_sendiov and
 //! zmq_recviov; tests/c/srcfd.c: ZMQ_SRCFD and Peer-Address; tests/c/proxy_single_socket.c:
 //! zmq_proxy with one socket as frontend and backend; tests/c/source_address.c: two connects
-//! from one fixed source port, SO_REUSEADDR), each built against ferromq and
+//! from one fixed source port, SO_REUSEADDR; tests/c/threadstart.c: signals blocked in a
+//! zmq_threadstart thread), each built against ferromq and
 //! against real libzmq 4.3.4 (static, from the `zmq` dev-dependency). Both must print "ok",
 //! so every expectation is libzmq's own behaviour.
 
@@ -71,4 +72,14 @@ fn source_address_against_ferromq() {
 #[test]
 fn source_address_against_libzmq() {
     against_libzmq("source_address");
+}
+
+#[test]
+fn threadstart_against_ferromq() {
+    against_ferromq("threadstart");
+}
+
+#[test]
+fn threadstart_against_libzmq() {
+    against_libzmq("threadstart");
 }
