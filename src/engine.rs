@@ -17,6 +17,7 @@ use ferromq_pipe::Read as PipeRead;
 use ferromq_zmtp::{Command, Decoded, Encoder, FrameDecoder};
 
 use crate::error::Error;
+use crate::frame_limit::inbound_frame_limit;
 use crate::heartbeat::Heartbeat;
 use crate::option::Options;
 use crate::peer::SessionPipes;
@@ -118,7 +119,7 @@ impl Engine {
             pipes: Some(pipes),
             ctl,
             exit: Some(exit),
-            decoder: FrameDecoder::new(options.max_msg_size()),
+            decoder: FrameDecoder::new(Some(inbound_frame_limit(options.max_msg_size()))),
             encoder: Encoder::new(),
             rbuf_size: leftover.len() + leftover.capacity(),
             rbuf: leftover,

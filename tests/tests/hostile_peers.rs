@@ -38,6 +38,18 @@ fn greeting() -> Vec<u8> {
     g
 }
 
+fn ready(socket_type: &[u8]) -> Vec<u8> {
+    let mut body = vec![5];
+    body.extend_from_slice(b"READY");
+    body.push(11);
+    body.extend_from_slice(b"Socket-Type");
+    body.extend_from_slice(&u32::try_from(socket_type.len()).unwrap().to_be_bytes());
+    body.extend_from_slice(socket_type);
+    let mut frame = vec![0x04, u8::try_from(body.len()).unwrap()];
+    frame.extend_from_slice(&body);
+    frame
+}
+
 /// A long frame header (command or message) announcing `size` bytes.
 fn long_header(command: bool, size: u64) -> Vec<u8> {
     let mut h = vec![if command { 0x06 } else { 0x02 }];
@@ -105,21 +117,41 @@ fn attack(port: u16, prefix: &[u8]) -> (Option<Duration>, u64) {
     (closed, peak)
 }
 
-#[test]
-fn ready_announcing_2_pow_62_bytes_is_refused_at_once() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let ctx = Context::new();
-    let (_pull, mut watcher, port) = pull_with_monitor(&ctx, "ready");
+/// Runs [`attack`] and checks the bounds: closed within 1 s, RSS within 64 MiB.
+fn assert_cut_off(port: u16, prefix: &[u8]) {
     let start = vm_rss_kib();
-    let mut prefix = greeting();
-    prefix.extend_from_slice(&long_header(true, 1 << 62));
-    let (closed, peak) = attack(port, &prefix);
+    let (closed, peak) = attack(port, prefix);
     let closed = closed.expect("connection not closed within 5 s");
     assert!(closed < Duration::from_secs(1), "closed after {closed:?}");
     assert!(
         peak < start + RSS_SLACK_KIB,
         "RSS went from {start} KiB to {peak} KiB"
     );
+}
+
+#[test]
+fn ready_announcing_2_pow_62_bytes_is_refused_at_once() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctx = Context::new();
+    let (_pull, mut watcher, port) = pull_with_monitor(&ctx, "ready");
+    let mut prefix = greeting();
+    prefix.extend_from_slice(&long_header(true, 1 << 62));
+    assert_cut_off(port, &prefix);
     let (ev, _) = wait_for_event(&mut watcher, monitor::EVENT_HANDSHAKE_FAILED_PROTOCOL);
     assert_eq!(ev.value, ferromq_zmtp::protocol_error::ZMTP_UNSPECIFIED);
+}
+
+/// With MAXMSGSIZE -1 (the default) a frame beyond what the process could hold is refused at
+/// its header (src/frame_limit.rs), as libzmq's failing allocation refuses it.
+#[test]
+fn data_frame_announcing_2_pow_62_bytes_is_refused_at_once() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctx = Context::new();
+    let (_pull, mut watcher, port) = pull_with_monitor(&ctx, "data");
+    let mut prefix = greeting();
+    prefix.extend_from_slice(&ready(b"PUSH"));
+    prefix.extend_from_slice(&long_header(false, 1 << 62));
+    assert_cut_off(port, &prefix);
+    wait_for_event(&mut watcher, monitor::EVENT_HANDSHAKE_SUCCEEDED);
+    wait_for_event(&mut watcher, monitor::EVENT_DISCONNECTED);
 }
