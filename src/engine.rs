@@ -32,9 +32,6 @@ const SMALL_READ: usize = 8 * 1024;
 /// Size of a fresh read buffer. Received frames are slices of it, so while any is alive the
 /// buffer cannot be reused; a new one then serves many small reads rather than one.
 const RECV_BUFFER: usize = 128 * 1024;
-/// Largest read sized to a frame's missing bytes: a peer's header alone must not make the
-/// engine zero (commit) unbounded memory; beyond this the buffer grows as data arrives.
-const EXACT_READ_MAX: usize = 16 * 1024 * 1024;
 /// Stop filling the encoder above this many pending bytes and write first.
 const WRITE_BATCH: usize = 256 * 1024;
 /// Most slices per `writev`.
@@ -243,12 +240,17 @@ impl Engine {
                 return Ok(true);
             }
             let start = self.rbuf.len();
-            // A large body is read into exactly the room it needs: one allocation, no
-            // doubling of a growing buffer, and no zeroing (the room is read into as
-            // uninitialised memory).
-            let want = missing.min(EXACT_READ_MAX).max(self.read_size);
+            // A body larger than the buffer gets one buffer reserved for all of it as soon as
+            // its header is known (the decoder has checked it against MAXMSGSIZE and what the
+            // process can hold): one allocation and no copy of what was received, so a large
+            // message arrives in linear time. The room is read into as uninitialised memory,
+            // so the kernel commits it only as bytes arrive. Each read stays within the turn,
+            // so a large body being received does not hold up the thread's other engines.
+            let want = missing.min(TURN_BYTES).max(self.read_size);
             if self.rbuf.capacity() - start < want {
-                self.rbuf_size = spares.grow(&mut self.rbuf, self.rbuf_size, want, RECV_BUFFER);
+                let reserve = missing.max(self.read_size);
+                self.rbuf_size =
+                    spares.grow(&mut self.rbuf, self.rbuf_size, reserve, RECV_BUFFER)?;
             }
             let room = &mut self.rbuf.spare_capacity_mut()[..want];
             let n = match self.stream.read_uninit(room) {
