@@ -379,7 +379,7 @@ impl Engine {
 
 /// Answers a PING; turns SUBSCRIBE/CANCEL into the 0x01/0x00 + topic message a PUB/XPUB
 /// reads (what a ZMTP 3.0 peer sends; libzmq's xpub.cpp accepts both forms the same way);
-/// ignores the rest (PONG).
+/// ignores the rest (PONG, unknown commands, commands it cannot parse).
 fn handle_command(
     body: Bytes,
     encoder: &mut Encoder,
@@ -401,7 +401,11 @@ fn handle_command(
         Ok(Command::Cancel(topic)) => Ok(marked(0, topic)),
         Ok(Command::Error(_)) => Err(Error::ConnReset),
         Ok(_) => Ok(None),
-        Err(_) => Err(Error::ConnReset),
+        // An empty command frame, a name length of 0 or past the frame, a PING without its
+        // two TTL bytes: RFC 37 has a peer ignore commands it does not know, and a command it
+        // cannot parse is one it does not know. libzmq 4.3 ignores all of these too (it
+        // answers the short PING with a PONG read from past the frame; we send none).
+        Err(_) => Ok(None),
     }
 }
 

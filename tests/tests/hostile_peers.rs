@@ -266,3 +266,46 @@ fn stream_big_frame(
     }
     worst
 }
+
+/// After the handshake, commands that cannot be parsed are ignored as unknown commands are
+/// (RFC 37), as libzmq ignores them: an empty command frame, a name length of 0 or past the
+/// frame, a PING with a 1-byte TTL. The connection stays up, the short PING gets no PONG, the
+/// next good PING gets its PONG and the next message arrives.
+#[test]
+fn unparseable_commands_after_the_handshake_are_ignored() {
+    let ctx = Context::new();
+    let mut pull = ctx.socket(SocketType::Pull).expect("pull");
+    pull.set_linger(0).expect("linger");
+    pull.set_rcvtimeo(5_000).expect("rcvtimeo");
+    pull.bind("tcp://127.0.0.1:*").expect("bind");
+    let port = tcp_port(&pull.last_endpoint().expect("endpoint"));
+    let mut raw = TcpStream::connect(("127.0.0.1", port)).expect("raw connect");
+    let mut wire = greeting();
+    wire.extend_from_slice(&ready(b"PUSH"));
+    wire.extend_from_slice(b"\x04\x00"); // empty command frame
+    wire.extend_from_slice(b"\x04\x01\x00"); // name length 0
+    wire.extend_from_slice(b"\x04\x02\x09S"); // name length past the frame
+    wire.extend_from_slice(b"\x04\x06\x04PING\x01"); // 1-byte TTL
+    wire.extend_from_slice(b"\x04\x09\x04PING\x00\x00ok"); // a good PING, context "ok"
+    wire.extend_from_slice(b"\x00\x05after");
+    raw.write_all(&wire).expect("write");
+    let got = pull
+        .recv(ferromq::RecvFlags::empty())
+        .expect("message after the commands");
+    assert_eq!(got.as_slice(), b"after");
+    // What came back: our greeting, our READY, then exactly one PONG, for the good PING.
+    raw.set_read_timeout(Some(Duration::from_millis(500)))
+        .expect("read timeout");
+    let mut back = Vec::new();
+    let mut buf = [0u8; 256];
+    while let Ok(n) = raw.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        back.extend_from_slice(&buf[..n]);
+    }
+    assert!(back.len() > 66, "greeting and READY: {back:?}");
+    let ready_len = usize::from(back[65]);
+    let after_ready = &back[66 + ready_len..];
+    assert_eq!(after_ready, b"\x04\x07\x04PONGok");
+}
