@@ -6,8 +6,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::BytesMut;
-use ferromq_zmtp::{Handshake, HandshakeConfig, PeerInfo, SocketType};
+use bytes::{BufMut, BytesMut};
+use ferromq_zmtp::{
+    protocol_error, Handshake, HandshakeConfig, PeerInfo, SocketType, MAX_HANDSHAKE_INPUT,
+};
 
 use crate::command::Mailbox;
 use crate::engine::{Engine, EngineExit};
@@ -149,7 +151,17 @@ async fn run_handshake(
         if hs.is_complete() {
             break;
         }
-        if stream.read_buf(&mut input).await? == 0 {
+        // Never hold more than the handshake can need: the handshake refuses an oversize
+        // frame at its header, so a full buffer with the handshake still open cannot happen
+        // with a conforming decoder; it is refused all the same rather than grown.
+        let room = MAX_HANDSHAKE_INPUT.saturating_sub(input.len());
+        if room == 0 {
+            return Err(HandshakeFailure {
+                error: Error::ConnRefused,
+                protocol: Some(protocol_error::ZMTP_UNSPECIFIED),
+            });
+        }
+        if stream.read_buf(&mut (&mut input).limit(room)).await? == 0 {
             return Err(Error::ConnReset.into());
         }
         if let Err(e) = hs.handle_input(&mut input) {

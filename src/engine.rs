@@ -17,6 +17,7 @@ use ferromq_pipe::Read as PipeRead;
 use ferromq_zmtp::{Command, Decoded, Encoder, FrameDecoder};
 
 use crate::error::Error;
+use crate::frame_limit::inbound_frame_limit;
 use crate::heartbeat::Heartbeat;
 use crate::option::Options;
 use crate::peer::SessionPipes;
@@ -31,9 +32,6 @@ const SMALL_READ: usize = 8 * 1024;
 /// Size of a fresh read buffer. Received frames are slices of it, so while any is alive the
 /// buffer cannot be reused; a new one then serves many small reads rather than one.
 const RECV_BUFFER: usize = 128 * 1024;
-/// Largest read sized to a frame's missing bytes: a peer's header alone must not make the
-/// engine zero (commit) unbounded memory; beyond this the buffer grows as data arrives.
-const EXACT_READ_MAX: usize = 16 * 1024 * 1024;
 /// Stop filling the encoder above this many pending bytes and write first.
 const WRITE_BATCH: usize = 256 * 1024;
 /// Most slices per `writev`.
@@ -118,7 +116,7 @@ impl Engine {
             pipes: Some(pipes),
             ctl,
             exit: Some(exit),
-            decoder: FrameDecoder::new(options.max_msg_size()),
+            decoder: FrameDecoder::new(Some(inbound_frame_limit(options.max_msg_size()))),
             encoder: Encoder::new(),
             rbuf_size: leftover.len() + leftover.capacity(),
             rbuf: leftover,
@@ -242,12 +240,17 @@ impl Engine {
                 return Ok(true);
             }
             let start = self.rbuf.len();
-            // A large body is read into exactly the room it needs: one allocation, no
-            // doubling of a growing buffer, and no zeroing (the room is read into as
-            // uninitialised memory).
-            let want = missing.min(EXACT_READ_MAX).max(self.read_size);
+            // A body larger than the buffer gets one buffer reserved for all of it as soon as
+            // its header is known (the decoder has checked it against MAXMSGSIZE and what the
+            // process can hold): one allocation and no copy of what was received, so a large
+            // message arrives in linear time. The room is read into as uninitialised memory,
+            // so the kernel commits it only as bytes arrive. Each read stays within the turn,
+            // so a large body being received does not hold up the thread's other engines.
+            let want = missing.min(TURN_BYTES).max(self.read_size);
             if self.rbuf.capacity() - start < want {
-                self.rbuf_size = spares.grow(&mut self.rbuf, self.rbuf_size, want, RECV_BUFFER);
+                let reserve = missing.max(self.read_size);
+                self.rbuf_size =
+                    spares.grow(&mut self.rbuf, self.rbuf_size, reserve, RECV_BUFFER)?;
             }
             let room = &mut self.rbuf.spare_capacity_mut()[..want];
             let n = match self.stream.read_uninit(room) {
@@ -376,7 +379,7 @@ impl Engine {
 
 /// Answers a PING; turns SUBSCRIBE/CANCEL into the 0x01/0x00 + topic message a PUB/XPUB
 /// reads (what a ZMTP 3.0 peer sends; libzmq's xpub.cpp accepts both forms the same way);
-/// ignores the rest (PONG).
+/// ignores the rest (PONG, unknown commands, commands it cannot parse).
 fn handle_command(
     body: Bytes,
     encoder: &mut Encoder,
@@ -398,7 +401,11 @@ fn handle_command(
         Ok(Command::Cancel(topic)) => Ok(marked(0, topic)),
         Ok(Command::Error(_)) => Err(Error::ConnReset),
         Ok(_) => Ok(None),
-        Err(_) => Err(Error::ConnReset),
+        // An empty command frame, a name length of 0 or past the frame, a PING without its
+        // two TTL bytes: RFC 37 has a peer ignore commands it does not know, and a command it
+        // cannot parse is one it does not know. libzmq 4.3 ignores all of these too (it
+        // answers the short PING with a PONG read from past the frame; we send none).
+        Err(_) => Ok(None),
     }
 }
 

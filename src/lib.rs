@@ -51,6 +51,7 @@ mod endpoint;
 mod engine;
 mod error;
 mod flags;
+mod frame_limit;
 mod heartbeat;
 mod inproc;
 mod io_thread;

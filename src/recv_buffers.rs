@@ -11,7 +11,9 @@
 //! One pool per I/O thread rather than per connection, so that what is kept for reuse is
 //! bounded by threads (at most `SPARES` buffers of up to `MAX_KEPT` each), not by connections.
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
+
+use crate::error::Error;
 
 /// Buffers kept for reuse.
 const SPARES: usize = 4;
@@ -31,19 +33,20 @@ pub(crate) struct RecvBuffers {
 impl RecvBuffers {
     /// Makes room in `rbuf` (a buffer of `size` bytes in all) for `additional` more bytes
     /// after its pending ones, and returns the size of the buffer it ends up in; `fresh` is
-    /// the least size of a newly allocated buffer when none can be reused.
+    /// the least size of a newly allocated buffer when none can be reused. A buffer the
+    /// allocator refuses is `Error::NoMem` (the connection ends; the process does not abort).
     pub(crate) fn grow(
         &mut self,
         rbuf: &mut BytesMut,
         size: usize,
         additional: usize,
         fresh: usize,
-    ) -> usize {
+    ) -> Result<usize, Error> {
         // The buffer itself, when it has the room or none of its frames are alive any more.
         if rbuf.try_reclaim(additional) {
-            return size;
+            return Ok(size);
         }
-        let need = rbuf.len() + additional;
+        let need = rbuf.len().checked_add(additional).ok_or(Error::NoMem)?;
         let reusable = self
             .spares
             .iter_mut()
@@ -52,7 +55,7 @@ impl RecvBuffers {
             Some(i) => self.spares.remove(i),
             None => {
                 let size = need.max(fresh);
-                (BytesMut::with_capacity(size), size)
+                (try_with_capacity(size)?, size)
             }
         };
         next.extend_from_slice(rbuf);
@@ -64,8 +67,18 @@ impl RecvBuffers {
             }
             self.spares.push((old, size));
         }
-        next_size
+        Ok(next_size)
     }
+}
+
+/// `BytesMut::with_capacity` that reports a refused allocation instead of aborting: the size
+/// of a large body comes from the peer.
+fn try_with_capacity(size: usize) -> Result<BytesMut, Error> {
+    let mut vec = Vec::new();
+    vec.try_reserve_exact(size).map_err(|_| Error::NoMem)?;
+    // Bytes keeps the Vec's allocation, and a unique Bytes turns back into a BytesMut with
+    // its capacity: no copy, no zeroing.
+    Ok(BytesMut::from(Bytes::from(vec)))
 }
 
 #[cfg(test)]
@@ -76,7 +89,7 @@ mod tests {
 
     /// A buffer holding one received frame of `n` bytes, as the engine leaves it.
     fn filled(pool: &mut RecvBuffers, rbuf: &mut BytesMut, size: usize, n: usize) -> usize {
-        let size = pool.grow(rbuf, size, n, FRESH);
+        let size = pool.grow(rbuf, size, n, FRESH).unwrap();
         rbuf.extend_from_slice(&vec![0xAB; n]);
         size
     }
@@ -85,7 +98,7 @@ mod tests {
     fn pending_bytes_move_to_the_new_buffer() {
         let mut pool = RecvBuffers::default();
         let mut rbuf = BytesMut::from(&b"partial"[..]);
-        let size = pool.grow(&mut rbuf, 7, 200_000, FRESH);
+        let size = pool.grow(&mut rbuf, 7, 200_000, FRESH).unwrap();
         assert_eq!(&rbuf[..], b"partial");
         assert!(rbuf.capacity() >= 200_007);
         assert!(size >= 200_007);
@@ -108,6 +121,27 @@ mod tests {
         filled(&mut pool, &mut rbuf, size, 100_000);
         assert_eq!(rbuf.as_ptr() as usize, first);
         assert!(second.iter().all(|&b| b == 0xAB));
+    }
+
+    /// A large body gets a buffer of exactly its size, whose memory is not touched (so not
+    /// committed) until read into; a size no allocator can give is an error, not an abort.
+    #[test]
+    fn exact_fallible_reservation() {
+        let mut pool = RecvBuffers::default();
+        let mut rbuf = BytesMut::from(&b"header"[..]);
+        let size = pool.grow(&mut rbuf, 6, 256 << 20, FRESH).unwrap();
+        assert_eq!(size, 6 + (256 << 20));
+        assert_eq!(rbuf.capacity(), size);
+        assert_eq!(&rbuf[..], b"header");
+        let mut rbuf = BytesMut::new();
+        assert_eq!(
+            pool.grow(&mut rbuf, 0, usize::MAX / 2, FRESH),
+            Err(Error::NoMem)
+        );
+        assert_eq!(
+            pool.grow(&mut BytesMut::from(&b"x"[..]), 1, usize::MAX, FRESH),
+            Err(Error::NoMem)
+        );
     }
 
     #[test]

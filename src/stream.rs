@@ -18,7 +18,10 @@ pub(crate) enum AsyncStream {
 }
 
 impl AsyncStream {
-    pub(crate) async fn read_buf(&mut self, buf: &mut bytes::BytesMut) -> io::Result<usize> {
+    pub(crate) async fn read_buf<B: bytes::BufMut + Send>(
+        &mut self,
+        buf: &mut B,
+    ) -> io::Result<usize> {
         use tokio::io::AsyncReadExt;
         match self {
             AsyncStream::Tcp(s) => s.read_buf(buf).await,

@@ -15,3 +15,15 @@ pub mod zeromq;
 
 /// How long any receive may wait before a run is declared failed, so a broken run never hangs.
 pub const RECV_TIMEOUT_MS: i32 = 10_000;
+
+/// A `kB` field of /proc/self/status (`VmRSS`, `VmHWM`, ...) in KiB; 0 where it cannot be read.
+pub fn proc_status_kib(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}

@@ -424,7 +424,7 @@ int zmq_ctx_destroy(void *ctx);
 // Creates a socket of libzmq type number `kind` (`EINVAL` for an unknown type, or one this
 void *zmq_socket(void *ctx, int kind);
 
-// Closes a socket; unsent messages linger per ZMQ_LINGER in the background.
+// Closes a socket; unsent messages linger per ZMQ_LINGER in the background. `EBUSY` while
 int zmq_close(void *s);
 
 // Binds to `tcp://`, `ipc://` or `inproc://` (`EPROTONOSUPPORT` for another transport,

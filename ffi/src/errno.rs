@@ -23,6 +23,9 @@ pub const EMTHREAD: c_int = ZMQ_HAUSNUMERO + 54;
 
 /// cbindgen:ignore
 pub const EFAULT: c_int = libc::EFAULT;
+/// EBUSY (zmq_close while another thread is blocked on the socket)
+/// cbindgen:ignore
+pub const EBUSY: c_int = libc::EBUSY;
 /// cbindgen:ignore
 pub const EINVAL: c_int = libc::EINVAL;
 /// cbindgen:ignore

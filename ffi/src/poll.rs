@@ -16,7 +16,7 @@ use crate::boundary::{guard, Errno};
 use crate::consts::{ZMQ_POLLERR, ZMQ_POLLIN, ZMQ_POLLOUT, ZMQ_POLLPRI};
 use crate::errno::{EFAULT, EINTR, EINVAL};
 use crate::pollitem::zmq_pollitem_t;
-use crate::socket::{errno_of, socket};
+use crate::socket::{errno_of, socket, socket_in_use};
 
 /// The ZMQ_POLL* bits a plain fd's `poll(2)` result stands for.
 fn fd_revents(revents: c_short) -> c_short {
@@ -113,13 +113,18 @@ pub unsafe extern "C" fn zmq_poll(
         // SAFETY: non-NULL and valid for `count` items per the contract.
         let items = unsafe { core::slice::from_raw_parts_mut(items, count) };
         let mut fds = Vec::with_capacity(count);
+        // Every socket is held in use until the poll returns: zmq_close from another thread
+        // is EBUSY meanwhile rather than a free under this call.
+        let mut held = Vec::new();
         for item in items.iter() {
             let (fd, events) = if item.socket.is_null() {
                 (item.fd, fd_events(item.events))
             } else {
                 // SAFETY: tag-checked per the contract.
-                let handle = unsafe { socket(item.socket) }?;
-                (handle.socket.fd(), libc::POLLIN)
+                let handle = unsafe { socket_in_use(item.socket) }?;
+                let fd = handle.socket.fd();
+                held.push(handle);
+                (fd, libc::POLLIN)
             };
             fds.push(libc::pollfd {
                 fd,

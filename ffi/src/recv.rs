@@ -13,7 +13,7 @@ use crate::errno::EFAULT;
 use crate::msg::cell;
 use crate::msg::zmq_msg_t;
 use crate::send::clipped;
-use crate::socket::{errno_of, socket};
+use crate::socket::{errno_of, socket_in_use};
 
 fn flags_of(flags: c_int) -> RecvFlags {
     RecvFlags::from_bits_truncate(flags)
@@ -34,7 +34,7 @@ pub unsafe extern "C" fn zmq_recv(
 ) -> c_int {
     guard(|| {
         // SAFETY: tag-checked; one thread per socket per the C contract.
-        let handle = unsafe { socket(s) }?;
+        let mut handle = unsafe { socket_in_use(s) }?;
         if buf.is_null() && len != 0 {
             return Err(Errno(EFAULT));
         }
@@ -58,7 +58,7 @@ pub unsafe extern "C" fn zmq_recv(
 pub unsafe extern "C" fn zmq_msg_recv(msg: *mut zmq_msg_t, s: *mut c_void, flags: c_int) -> c_int {
     guard(|| {
         // SAFETY: tag-checked; one thread per socket per the C contract.
-        let handle = unsafe { socket(s) }?;
+        let mut handle = unsafe { socket_in_use(s) }?;
         // SAFETY: forwarded caller contract (libzmq also refuses an uninitialised message).
         let cell = unsafe { cell::get_mut(msg) }?;
         let received = handle.socket.recv(flags_of(flags)).map_err(errno_of)?;

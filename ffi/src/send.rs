@@ -18,7 +18,7 @@ use crate::errno::EFAULT;
 use crate::msg::cell;
 use crate::msg::foreign::ForeignBuffer;
 use crate::msg::zmq_msg_t;
-use crate::socket::{errno_of, socket, SocketHandle};
+use crate::socket::{errno_of, socket_in_use, SocketHandle};
 
 /// libzmq returns sizes as `int`, clipped to `INT_MAX`.
 pub fn clipped(size: usize) -> c_int {
@@ -52,7 +52,7 @@ pub unsafe extern "C" fn zmq_send(
 ) -> c_int {
     guard(|| {
         // SAFETY: tag-checked; one thread per socket per the C contract.
-        let handle = unsafe { socket(s) }?;
+        let mut handle = unsafe { socket_in_use(s) }?;
         let data: &[u8] = if len == 0 {
             &[]
         } else if buf.is_null() {
@@ -83,14 +83,14 @@ pub unsafe extern "C" fn zmq_send_const(
 ) -> c_int {
     guard(|| {
         // SAFETY: tag-checked; one thread per socket per the C contract.
-        let handle = unsafe { socket(s) }?;
+        let mut handle = unsafe { socket_in_use(s) }?;
         if buf.is_null() && len != 0 {
             return Err(Errno(EFAULT));
         }
         // SAFETY: the caller guarantees the buffer is constant and outlives the message.
         let owner =
             unsafe { ForeignBuffer::new(buf.cast_mut().cast(), len, None, core::ptr::null_mut()) };
-        send_body(handle, Bytes::from_owner(owner), flags)
+        send_body(&mut handle, Bytes::from_owner(owner), flags)
     })
 }
 
@@ -113,11 +113,11 @@ fn may_be_retried(handle: &SocketHandle, flags: SendFlags) -> bool {
 pub unsafe extern "C" fn zmq_msg_send(msg: *mut zmq_msg_t, s: *mut c_void, flags: c_int) -> c_int {
     guard(|| {
         // SAFETY: tag-checked; one thread per socket per the C contract.
-        let handle = unsafe { socket(s) }?;
+        let mut handle = unsafe { socket_in_use(s) }?;
         // SAFETY: forwarded caller contract; the view ends before the slot is rewritten.
         let cell = unsafe { cell::get_mut(msg) }?;
         let flags = flags_of(flags);
-        let body = if may_be_retried(handle, flags) {
+        let body = if may_be_retried(&handle, flags) {
             cell.body.clone()
         } else {
             core::mem::take(&mut cell.body)

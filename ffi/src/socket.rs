@@ -9,13 +9,16 @@
 //! misaligned pointer or a wrong tag is `ENOTSOCK`.
 
 use core::ffi::{c_char, c_int, c_void, CStr};
+use core::ops::{Deref, DerefMut};
+use core::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use ferromq::{Socket, SocketType};
 
 use crate::boundary::{guard, Errno};
 use crate::ctx::{context, CtxShared};
-use crate::errno::{EINVAL, EMTHREAD, ENOTSOCK};
+use crate::errno::{EBUSY, EINVAL, EMTHREAD, ENOTSOCK};
 use crate::registry::Registry;
 
 /// libzmq's socket tag.
@@ -33,6 +36,10 @@ pub struct SocketHandle {
     pub sndtimeo: c_int,
     pub socket: Socket,
     ctx: Arc<CtxShared>,
+    /// Calls that may block (send, receive, poll) inside this socket now. `zmq_close` refuses
+    /// (EBUSY) while it is not zero, so a thread blocked in `zmq_recv` is never left inside a
+    /// freed socket (issue 14); libzmq aborts on an assertion there instead.
+    in_use: AtomicUsize,
 }
 
 impl Drop for SocketHandle {
@@ -59,6 +66,56 @@ pub unsafe fn socket<'a>(s: *mut c_void) -> Result<&'a mut SocketHandle, Errno> 
     }
     // SAFETY: the tag says this is a live handle from zmq_socket; exclusive per the contract.
     Ok(unsafe { &mut *ptr })
+}
+
+/// A socket held by a call that may block; `zmq_close` refuses to free it meanwhile.
+///
+/// It keeps the handle's address rather than a reference so that `zmq_close` on another
+/// thread can read the counter without aliasing an exclusive borrow of the whole handle.
+#[derive(Debug)]
+pub struct InUse<'a> {
+    handle: NonNull<SocketHandle>,
+    _life: core::marker::PhantomData<&'a mut SocketHandle>,
+}
+
+impl Deref for InUse<'_> {
+    type Target = SocketHandle;
+    fn deref(&self) -> &SocketHandle {
+        // SAFETY: live while `in_use` counts this guard (zmq_close refuses to free it).
+        unsafe { self.handle.as_ref() }
+    }
+}
+
+impl DerefMut for InUse<'_> {
+    fn deref_mut(&mut self) -> &mut SocketHandle {
+        // SAFETY: as for `deref`; exclusive per the one-thread-per-socket contract.
+        unsafe { self.handle.as_mut() }
+    }
+}
+
+impl Drop for InUse<'_> {
+    fn drop(&mut self) {
+        // SAFETY: live until this decrement lets zmq_close free it; the counter is reached
+        // through the raw pointer, not through a reference to the whole handle.
+        let in_use = unsafe { &(*self.handle.as_ptr()).in_use };
+        in_use.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// The socket behind `s` (tag-checked as [`socket`]), counted as in use until the returned
+/// guard drops: for the calls that may block.
+///
+/// # Safety
+/// As for [`socket`].
+pub unsafe fn socket_in_use<'a>(s: *mut c_void) -> Result<InUse<'a>, Errno> {
+    // SAFETY: forwarded.
+    let handle = NonNull::from(unsafe { socket(s) }?);
+    // SAFETY: tag-checked live handle; the counter is an atomic reached by raw pointer.
+    unsafe { &(*handle.as_ptr()).in_use }.fetch_add(1, Ordering::Acquire);
+    Ok(InUse {
+        handle,
+        _life: core::marker::PhantomData,
+    })
 }
 
 /// The socket behind `s`, checked against the registry before it is read.
@@ -111,13 +168,16 @@ pub unsafe extern "C" fn zmq_socket(ctx: *mut c_void, kind: c_int) -> *mut c_voi
             sndtimeo: -1,
             socket,
             ctx: shared,
+            in_use: AtomicUsize::new(0),
         }));
         SOCKETS.insert(handle);
         Ok(handle.cast())
     })
 }
 
-/// Closes a socket; unsent messages linger per ZMQ_LINGER in the background.
+/// Closes a socket; unsent messages linger per ZMQ_LINGER in the background. `EBUSY` while
+/// another thread is inside a send, receive or poll on it (the socket stays open; close it
+/// once that call returns).
 ///
 /// # Safety
 /// `s` is anything; it is freed only if it is a live socket from this library.
@@ -125,11 +185,19 @@ pub unsafe extern "C" fn zmq_socket(ctx: *mut c_void, kind: c_int) -> *mut c_voi
 pub unsafe extern "C" fn zmq_close(s: *mut c_void) -> c_int {
     guard(|| {
         let ptr = s.cast::<SocketHandle>();
+        // Taken out of the registry first, so a concurrent second close is ENOTSOCK and
+        // never reads the handle.
         if !SOCKETS.remove(ptr) {
             return Err(Errno(ENOTSOCK));
         }
-        // SAFETY: the pointer came from Box::into_raw in zmq_socket and was live until the
-        // removal above, which succeeds once.
+        // SAFETY: registered until the removal above, which succeeds once: still a live box.
+        // The counter is read through the raw pointer (a blocked call holds the handle).
+        if unsafe { &(*ptr).in_use }.load(Ordering::Acquire) != 0 {
+            SOCKETS.insert(ptr);
+            return Err(Errno(EBUSY));
+        }
+        // SAFETY: the pointer came from Box::into_raw in zmq_socket, was live until the
+        // removal above, and no call holds it.
         drop(unsafe { Box::from_raw(ptr) });
         Ok(0)
     })

@@ -258,3 +258,25 @@ pub fn wait_bounded(mut child: std::process::Child, limit: std::time::Duration) 
         .wait_with_output()
         .expect("collect the C program's output")
 }
+
+/// Builds `tests/c/<name>.c` against ferromq (`libzmq: false`) or against real libzmq with
+/// `-DREAL_LIBZMQ`, runs it under `limit` and asserts it printed exactly "ok": the shape of
+/// every C test that holds ferromq to libzmq's own behaviour.
+pub fn assert_prints_ok(name: &str, libzmq: bool, limit: std::time::Duration) {
+    let which = if libzmq { "libzmq" } else { "ferromq" };
+    let scratch = scratch_dir(&format!("c-{name}-{which}"));
+    let program = scratch.join(name);
+    let source = c_source(&format!("{name}.c"));
+    if libzmq {
+        compile_against_libzmq_with(&source, &program, &["-DREAL_LIBZMQ"]);
+    } else {
+        compile_against_ferromq(&source, &scratch, &program);
+    }
+    let out = run_args(&program, &[], limit);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "ok\n",
+        "{}",
+        text(&out)
+    );
+}

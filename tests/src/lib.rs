@@ -44,3 +44,12 @@ pub fn drain_encoder(encoder: &mut Encoder) -> Vec<u8> {
     }
     out
 }
+
+/// The port of a `tcp://host:port` endpoint (as `last_endpoint` returns it).
+pub fn tcp_port(endpoint: &str) -> u16 {
+    endpoint
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("tcp endpoint with a port")
+}

@@ -8,16 +8,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+use ferromq_tests::tcp_port;
 
 const TIMEOUT_MS: i32 = 5_000;
-
-fn tcp_port(endpoint: &str) -> u16 {
-    endpoint
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.parse().ok())
-        .expect("tcp endpoint with a port")
-}
 
 /// Reads until the peer closes or the timeout passes; returns whether it closed.
 fn closed_by_peer(stream: &mut TcpStream) -> bool {

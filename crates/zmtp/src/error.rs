@@ -299,6 +299,14 @@ pub enum HandshakeError {
     },
     /// One of our own properties has an invalid name (HandshakeConfig::properties).
     InvalidLocalProperty(MetadataError),
+    /// A frame header during the handshake announced more than the handshake accepts
+    /// ([`crate::handshake::MAX_HANDSHAKE_FRAME`]), before the peer is known.
+    FrameTooLarge {
+        /// Size announced by the frame header.
+        size: u64,
+        /// The handshake's limit.
+        max: u64,
+    },
 }
 
 impl HandshakeError {
@@ -308,7 +316,9 @@ impl HandshakeError {
             Self::Greeting(e) => e.fault(),
             Self::Frame(e) => e.fault(),
             Self::Command(e) => e.fault(),
-            Self::UnexpectedMessage | Self::UnexpectedCommand { .. } => Fault::PeerMisbehaved,
+            Self::UnexpectedMessage
+            | Self::UnexpectedCommand { .. }
+            | Self::FrameTooLarge { .. } => Fault::PeerMisbehaved,
             Self::MissingSocketType | Self::UnknownSocketType { .. } => Fault::Malformed,
             Self::MechanismMismatch { .. }
             | Self::IncompatibleSocketType { .. }
@@ -330,7 +340,10 @@ impl HandshakeError {
             // from its own mechanism.
             Self::MechanismMismatch { .. }
             | Self::Greeting(GreetingError::InvalidMechanism { .. }) => p::ZMTP_MECHANISM_MISMATCH,
-            Self::Greeting(_) | Self::Frame(_) | Self::PeerError { .. } => p::ZMTP_UNSPECIFIED,
+            Self::Greeting(_)
+            | Self::Frame(_)
+            | Self::PeerError { .. }
+            | Self::FrameTooLarge { .. } => p::ZMTP_UNSPECIFIED,
             Self::InvalidLocalProperty(_) => p::ZMTP_UNSPECIFIED,
             Self::Command(CommandError::Metadata(_)) => p::ZMTP_INVALID_METADATA,
             Self::Command(CommandError::MalformedError) => p::ZMTP_MALFORMED_COMMAND_ERROR,
@@ -375,6 +388,10 @@ impl fmt::Display for HandshakeError {
             ),
             Self::PeerError { reason } => write!(f, "peer refused the connection: {reason:?}"),
             Self::InvalidLocalProperty(e) => write!(f, "invalid local property: {e}"),
+            Self::FrameTooLarge { size, max } => write!(
+                f,
+                "handshake frame of {size} bytes exceeds the handshake limit of {max}"
+            ),
         }
     }
 }

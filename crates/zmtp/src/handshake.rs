@@ -15,13 +15,26 @@ use bytes::{Bytes, BytesMut};
 
 use crate::command::Command;
 use crate::decoder::{Decoded, FrameDecoder};
-use crate::error::HandshakeError;
+use crate::error::{FrameError, HandshakeError};
 use crate::frame::{header_len, put_header};
 use crate::greeting::{Greeting, GreetingDecoder, Mechanism};
 use crate::null;
 use crate::socket_type::SocketType;
 
 pub use crate::null::PeerInfo;
+
+/// Largest frame accepted during the handshake. NULL exchanges one READY each way, whose
+/// metadata may carry application properties (ZMQ_METADATA), and at most one ERROR (a reason of
+/// up to 255 bytes); 64 KiB leaves room for generous metadata while an unauthenticated peer's
+/// header alone can no longer make us buffer without end (issue 14: a READY header announcing
+/// 2^62 bytes was buffered until the handshake timeout). `ZMQ_MAXMSGSIZE`, when smaller, wins.
+pub const MAX_HANDSHAKE_FRAME: u64 = 64 * 1024;
+
+/// Most bytes a driver ever needs to hold before the handshake completes: the peer's greeting
+/// plus one long frame header and the largest handshake frame. A driver that reads no more
+/// than this into its handshake buffer bounds each unauthenticated connection's memory.
+pub const MAX_HANDSHAKE_INPUT: usize =
+    crate::greeting::GREETING_LEN + 9 + MAX_HANDSHAKE_FRAME as usize;
 
 /// What we announce and accept.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,15 +174,24 @@ impl Handshake {
                     // libzmq: 3.0 when the peer says 3.0, 3.1 for every newer version.
                     let minor = u8::from(!(greeting.major == 3 && greeting.minor == 0));
                     self.queue_command(&self.ready.clone());
+                    let limit = self
+                        .max_msg_size
+                        .map_or(MAX_HANDSHAKE_FRAME, |m| m.min(MAX_HANDSHAKE_FRAME));
                     self.state = State::Ready {
                         minor,
-                        frames: FrameDecoder::new(self.max_msg_size),
+                        frames: FrameDecoder::new(Some(limit)),
                     };
                 }
                 State::Ready { minor, frames } => {
-                    let frame = match frames.decode(buf)? {
-                        Decoded::Frame(f) => f,
-                        Decoded::NeedMore(_) => return Ok(()),
+                    let frame = match frames.decode(buf) {
+                        Ok(Decoded::Frame(f)) => f,
+                        Ok(Decoded::NeedMore(_)) => return Ok(()),
+                        // Above the handshake's own cap (rather than the user's MAXMSGSIZE):
+                        // refused at the header, before any of the body is buffered.
+                        Err(FrameError::TooLarge { size, max }) if max == MAX_HANDSHAKE_FRAME => {
+                            return Err(HandshakeError::FrameTooLarge { size, max })
+                        }
+                        Err(e) => return Err(e.into()),
                     };
                     match null::accept_ready(self.socket_type, *minor, frame) {
                         Ok(peer) => {
@@ -413,6 +435,41 @@ mod tests {
             h.handle_input(&mut input),
             Err(HandshakeError::Frame(_))
         ));
+    }
+
+    /// A READY header announcing 2^62 bytes (issue 14) is refused at the header, with the
+    /// default MAXMSGSIZE (none) and with one larger than the cap; a READY of exactly the cap
+    /// is waited for.
+    #[test]
+    fn oversize_handshake_frame_refused_at_the_header() {
+        for max_msg_size in [None, Some(1 << 40)] {
+            let mut cfg = HandshakeConfig::new(SocketType::Pull);
+            cfg.max_msg_size = max_msg_size;
+            let mut h = Handshake::new(cfg);
+            let mut input = BytesMut::from(&Greeting::new(Mechanism::Null, false).encode()[..]);
+            input.extend_from_slice(&[0x06]);
+            input.extend_from_slice(&(1u64 << 62).to_be_bytes());
+            let e = h.handle_input(&mut input).unwrap_err();
+            assert_eq!(
+                e,
+                HandshakeError::FrameTooLarge {
+                    size: 1 << 62,
+                    max: MAX_HANDSHAKE_FRAME
+                }
+            );
+            assert_eq!(e.fault(), Fault::PeerMisbehaved);
+            assert_eq!(
+                e.protocol_error_code(),
+                crate::error::protocol_error::ZMTP_UNSPECIFIED
+            );
+        }
+        let mut h = Handshake::new(HandshakeConfig::new(SocketType::Pull));
+        let mut input = BytesMut::from(&Greeting::new(Mechanism::Null, false).encode()[..]);
+        input.extend_from_slice(&[0x06]);
+        input.extend_from_slice(&MAX_HANDSHAKE_FRAME.to_be_bytes());
+        assert_eq!(h.handle_input(&mut input), Ok(()));
+        assert!(!h.is_complete());
+        assert!(input.len() + MAX_HANDSHAKE_FRAME as usize <= MAX_HANDSHAKE_INPUT);
     }
 
     #[test]

@@ -40,6 +40,8 @@ pub use error::{
 };
 pub use frame::{Frame, COMMAND, LONG, MORE, SHORT_MAX};
 pub use greeting::{Greeting, GreetingDecoder, Mechanism, GREETING_LEN};
-pub use handshake::{Handshake, HandshakeConfig, PeerInfo};
+pub use handshake::{
+    Handshake, HandshakeConfig, PeerInfo, MAX_HANDSHAKE_FRAME, MAX_HANDSHAKE_INPUT,
+};
 pub use metadata::Metadata;
 pub use socket_type::SocketType;
