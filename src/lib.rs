@@ -33,6 +33,8 @@
 //!
 //! Socket types are thin state machines ([`SocketType::Pair`], `Pub`, `Sub`, `XPub`, `XSub`,
 //! `Req`, `Rep`, `Dealer`, `Router`, `Push`, `Pull`) over a shared load balancer and fair queue.
+//! `Stream` speaks no ZMTP at all: raw tcp/ipc peers, each chunk read arriving as
+//! `[routing id, data]`.
 //!
 //! # Sending without copying, and copying cheaply
 //!
@@ -50,6 +52,7 @@ mod endpoint;
 mod engine;
 mod error;
 mod flags;
+mod framing;
 mod heartbeat;
 mod inproc;
 mod io_thread;
@@ -62,6 +65,7 @@ mod pattern;
 mod peer;
 mod poll;
 mod proxy;
+mod raw;
 mod recv_buffers;
 mod send_buffers;
 mod session;
