@@ -128,7 +128,16 @@ pub(crate) async fn connect_loop(
             metadata: Arc::new(peer.metadata),
         });
         let fd = stream_fd(&stream);
-        let Some(exit) = run_engine(&link, stream, pipes, &ctl, leftover, peer.minor).await else {
+        let Some(exit) = run_engine(
+            &link,
+            stream,
+            pipes,
+            &ctl,
+            leftover,
+            (peer.major, peer.minor),
+        )
+        .await
+        else {
             return;
         };
         match exit.end {

@@ -218,7 +218,7 @@ pub(crate) async fn run_engine(
     pipes: SessionPipes,
     ctl: &Arc<SessionCtl>,
     leftover: BytesMut,
-    peer_minor: u8,
+    (peer_major, peer_minor): (u8, u8),
 ) -> Option<EngineExit> {
     let stream = stream.into_mio().ok()?;
     ctl.set_engine_wake(Arc::clone(&pipes.wake));
@@ -233,6 +233,9 @@ pub(crate) async fn run_engine(
     engine.set_subscription_commands(link.kind == SocketType::Sub && peer_minor >= 1);
     if raw {
         engine.set_raw();
+    } else if peer_major < 3 {
+        // ZMTP 2.0 has no commands: a PING would reach the peer's application as a message.
+        engine.set_no_commands();
     }
     link.io.pick().adopt(engine);
     let mut exit = rx.await.ok()?;

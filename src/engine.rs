@@ -146,6 +146,12 @@ impl Engine {
     /// Speaks no ZMTP (a STREAM socket's peer): no framing, no commands, no heartbeats.
     pub(crate) fn set_raw(&mut self) {
         self.decoder = Framing::Raw;
+        self.set_no_commands();
+    }
+
+    /// Talks to a ZMTP 2.0 peer: no heartbeats (nothing else it would not understand is sent:
+    /// subscriptions stay messages, as for 3.0).
+    pub(crate) fn set_no_commands(&mut self) {
         self.heartbeat = Heartbeat::new(&Options::default(), Instant::now());
     }
 

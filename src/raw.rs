@@ -11,6 +11,7 @@ use crate::peer::SessionPipes;
 pub(crate) fn peer() -> PeerInfo {
     PeerInfo {
         minor: 0,
+        major: 0,
         socket_type: SocketType::Stream,
         routing_id: None,
         metadata: Metadata::new(),
