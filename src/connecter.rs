@@ -132,7 +132,16 @@ pub(crate) async fn connect_loop(
             metadata: connection_metadata(peer.metadata, &stream),
         });
         let fd = stream_fd(&stream);
-        let Some(exit) = run_engine(&link, stream, pipes, &ctl, leftover, peer.minor).await else {
+        let Some(exit) = run_engine(
+            &link,
+            stream,
+            pipes,
+            &ctl,
+            leftover,
+            (peer.major, peer.minor),
+        )
+        .await
+        else {
             return;
         };
         match exit.end {

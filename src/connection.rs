@@ -104,6 +104,10 @@ pub(crate) async fn handshake(
     link: &SocketLink,
     endpoint: &str,
 ) -> Result<(PeerInfo, BytesMut)> {
+    if link.kind == SocketType::Stream {
+        // Raw TCP: nothing to exchange, and libzmq reports no HANDSHAKE_SUCCEEDED.
+        return Ok((crate::raw::peer(), BytesMut::new()));
+    }
     let ivl = link.options.handshake_ivl;
     let work = run_handshake(stream, link.handshake_config());
     let outcome = if ivl > 0 {
@@ -226,15 +230,31 @@ pub(crate) async fn run_engine(
     pipes: SessionPipes,
     ctl: &Arc<SessionCtl>,
     leftover: BytesMut,
-    peer_minor: u8,
+    (peer_major, peer_minor): (u8, u8),
 ) -> Option<EngineExit> {
     let stream = stream.into_mio().ok()?;
     ctl.set_engine_wake(Arc::clone(&pipes.wake));
     let (tx, rx) = tokio::sync::oneshot::channel();
+    let raw = link.kind == SocketType::Stream;
+    let notify = raw && link.options.stream_notify;
+    let mut pipes = pipes;
+    if notify {
+        crate::raw::notify(&mut pipes);
+    }
     let mut engine = Engine::new(stream, pipes, Arc::clone(ctl), leftover, &link.options, tx);
     engine.set_subscription_commands(link.kind == SocketType::Sub && peer_minor >= 1);
+    if raw {
+        engine.set_raw();
+    } else if peer_major < 3 {
+        // ZMTP 2.0 has no commands: a PING would reach the peer's application as a message.
+        engine.set_no_commands();
+    }
     link.io.pick().adopt(engine);
-    rx.await.ok()
+    let mut exit = rx.await.ok()?;
+    if notify && matches!(exit.end, crate::engine::EngineEnd::Disconnected(_)) {
+        crate::raw::notify(&mut exit.pipes);
+    }
+    Some(exit)
 }
 
 /// Reconnect back-off: RECONNECT_IVL doubled per failure up to RECONNECT_IVL_MAX (when that

@@ -16,6 +16,8 @@ use bytes::{Bytes, BytesMut};
 use ferromq_pipe::Read as PipeRead;
 use ferromq_zmtp::{Command, Decoded, Encoder, FrameDecoder};
 
+use crate::framing::Framing;
+
 use crate::error::Error;
 use crate::frame_limit::inbound_frame_limit;
 use crate::heartbeat::Heartbeat;
@@ -80,7 +82,7 @@ pub(crate) struct Engine {
     pipes: Option<SessionPipes>,
     ctl: Arc<SessionCtl>,
     exit: Option<tokio::sync::oneshot::Sender<EngineExit>>,
-    decoder: FrameDecoder,
+    decoder: Framing,
     encoder: Encoder,
     rbuf: BytesMut,
     /// The size of the allocation `rbuf` is a handle to.
@@ -116,7 +118,9 @@ impl Engine {
             pipes: Some(pipes),
             ctl,
             exit: Some(exit),
-            decoder: FrameDecoder::new(Some(inbound_frame_limit(options.max_msg_size()))),
+            decoder: Framing::Zmtp(FrameDecoder::new(Some(inbound_frame_limit(
+                options.max_msg_size(),
+            )))),
             encoder: Encoder::new(),
             rbuf_size: leftover.len() + leftover.capacity(),
             rbuf: leftover,
@@ -137,6 +141,18 @@ impl Engine {
     /// minor version 1 or later.
     pub(crate) fn set_subscription_commands(&mut self, on: bool) {
         self.subscription_commands = on;
+    }
+
+    /// Speaks no ZMTP (a STREAM socket's peer): no framing, no commands, no heartbeats.
+    pub(crate) fn set_raw(&mut self) {
+        self.decoder = Framing::Raw;
+        self.set_no_commands();
+    }
+
+    /// Talks to a ZMTP 2.0 peer: no heartbeats (nothing else it would not understand is sent:
+    /// subscriptions stay messages, as for 3.0).
+    pub(crate) fn set_no_commands(&mut self) {
+        self.heartbeat = Heartbeat::new(&Options::default(), Instant::now());
     }
 
     pub(crate) fn pipes(&self) -> Option<&SessionPipes> {
@@ -301,7 +317,7 @@ impl Engine {
                                     Command::Cancel(topic)
                                 });
                             }
-                            _ => self.encoder.push_frame(&item, more),
+                            _ => self.decoder.encode(&mut self.encoder, &item, more),
                         }
                     }
                     PipeRead::Empty => break,
@@ -311,6 +327,11 @@ impl Engine {
                         // before this connection was even made.
                         let linger = self.ctl.linger();
                         self.linger_deadline = self.ctl.linger_deadline().or_else(|| {
+                            // A STREAM socket that closed one connection is still open: what
+                            // it sent first is written in full, as libzmq does.
+                            if self.decoder.is_raw() {
+                                return None;
+                            }
                             let ms = u64::try_from(linger).ok()?;
                             Some(Instant::now() + Duration::from_millis(ms))
                         });
@@ -329,11 +350,13 @@ impl Engine {
                 // goes out even at linger 0, as in libzmq, whose engine writes the messages
                 // sent before close (their activation precedes the term command) before the
                 // session ends it. A reply sent right before close must not vanish.
-                if self.out_closed && self.linger_deadline.is_some_and(|d| d <= Instant::now()) {
+                // (The socket's own close may come later than the pipe's, for STREAM.)
+                let deadline = self.linger_deadline.or_else(|| self.ctl.linger_deadline());
+                if self.out_closed && deadline.is_some_and(|d| d <= Instant::now()) {
                     self.end = Some(EngineEnd::Finished);
                     return Ok(Step::Done);
                 }
-                return Ok(match self.linger_deadline {
+                return Ok(match deadline {
                     Some(d) if self.out_closed => Step::Until(d),
                     _ => Step::Idle,
                 });

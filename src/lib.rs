@@ -33,6 +33,8 @@
 //!
 //! Socket types are thin state machines ([`SocketType::Pair`], `Pub`, `Sub`, `XPub`, `XSub`,
 //! `Req`, `Rep`, `Dealer`, `Router`, `Push`, `Pull`) over a shared load balancer and fair queue.
+//! `Stream` speaks no ZMTP at all: raw tcp/ipc peers, each chunk read arriving as
+//! `[routing id, data]`.
 //!
 //! # Sending without copying, and copying cheaply
 //!
@@ -52,6 +54,7 @@ mod engine;
 mod error;
 mod flags;
 mod frame_limit;
+mod framing;
 mod heartbeat;
 mod inproc;
 mod io_thread;
@@ -64,6 +67,7 @@ mod pattern;
 mod peer;
 mod poll;
 mod proxy;
+mod raw;
 mod recv_buffers;
 mod send_buffers;
 mod session;

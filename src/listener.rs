@@ -191,7 +191,7 @@ async fn serve(
         metadata: connection_metadata(peer.metadata, &stream),
     });
     // The pipes come back when the connection ends; dropping them tells the socket.
-    let exit = run_engine(&link, stream, far, &ctl, leftover, peer.minor).await;
+    let exit = run_engine(&link, stream, far, &ctl, leftover, (peer.major, peer.minor)).await;
     if let Some(EngineEnd::Disconnected(_)) = exit.map(|e| e.end) {
         link.monitor.emit_fd(EVENT_DISCONNECTED, fd, &endpoint);
     }

@@ -91,6 +91,9 @@ pub const ZMQ_XPUB_WELCOME_MSG: i32 = 72;
 pub const ZMQ_INVERT_MATCHING: i32 = 74;
 /// `ZMQ_XPUB_VERBOSER`: XPUB passes every subscription and unsubscription up
 pub const ZMQ_XPUB_VERBOSER: i32 = 78;
+/// `ZMQ_STREAM_NOTIFY`: a STREAM socket receives `[id, empty]` when a peer connects and when it
+/// disconnects
+pub const ZMQ_STREAM_NOTIFY: i32 = 73;
 /// `ZMQ_HEARTBEAT_IVL`: ms between ZMTP PINGs on each connection (0 = none)
 pub const ZMQ_HEARTBEAT_IVL: i32 = 75;
 /// `ZMQ_HEARTBEAT_TTL`: ms the peer may stay silent after our PING (sent in deciseconds)
@@ -156,6 +159,8 @@ pub struct Options {
     pub heartbeat_ttl: u16,
     /// ZMQ_HEARTBEAT_TIMEOUT in ms (-1 = the interval, 0 = never).
     pub heartbeat_timeout: i32,
+    /// ZMQ_STREAM_NOTIFY: STREAM connect/disconnect notifications (libzmq's `raw_notify`).
+    pub stream_notify: bool,
 }
 
 impl Default for Options {
@@ -188,6 +193,7 @@ impl Default for Options {
             heartbeat_ivl: 0,
             heartbeat_ttl: 0,
             heartbeat_timeout: -1,
+            stream_notify: true,
         }
     }
 }
@@ -269,6 +275,9 @@ impl Options {
             }
             ZMQ_CONFLATE => self.conflate = int_value(value)? != 0,
             ZMQ_HEARTBEAT_IVL => self.heartbeat_ivl = at_least(value, 0)?,
+            // libzmq reads it as a relaxed boolean (any non-zero int is on) and, write-only,
+            // answers getsockopt with EINVAL.
+            ZMQ_STREAM_NOTIFY => self.stream_notify = int_value(value)? != 0,
             ZMQ_HEARTBEAT_TIMEOUT => self.heartbeat_timeout = at_least(value, 0)?,
             // libzmq divides first (so -99..=99 all mean 0) and keeps what fits the wire's
             // 16 bits.

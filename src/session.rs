@@ -50,6 +50,9 @@ impl SessionCtl {
         }
         self.closed.store(true, Ordering::Release);
         self.task_wake.notify_one();
+        // An engine already draining a closed pipe (a STREAM connection the application
+        // closed) learns of the linger deadline now.
+        self.wake_engine();
     }
 
     /// Stopped or closed: nothing more to start.

@@ -25,6 +25,7 @@ mod push;
 mod rep;
 mod req;
 mod router;
+mod stream;
 mod sub;
 mod xpub;
 mod xsub;
@@ -73,6 +74,7 @@ pub(crate) fn for_type(kind: SocketType) -> Result<Box<dyn Pattern>> {
         SocketType::XSub => Box::new(xsub::Xsub::new(xsub::Role::Xsub)),
         SocketType::Req => Box::new(req::Req::new()),
         SocketType::Rep => Box::new(rep::Rep::default()),
+        SocketType::Stream => Box::new(stream::Stream::new()),
         _ => return Err(Error::Invalid),
     })
 }
@@ -92,6 +94,7 @@ pub(crate) fn is_supported(kind: SocketType) -> bool {
             | SocketType::XSub
             | SocketType::Req
             | SocketType::Rep
+            | SocketType::Stream
     )
 }
 

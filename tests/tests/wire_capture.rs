@@ -346,8 +346,9 @@ fn encode_command(cmd: &Command) -> Vec<u8> {
     drain_encoder(&mut encoder)
 }
 
-/// What ferromq-zmtp's `Handshake` sends as `kind` with `routing_id`: its greeting (before it
-/// has heard anything), then its READY once `peer_greeting` has been accepted.
+/// What ferromq-zmtp's `Handshake` sends as `kind` with `routing_id`: its greeting (11 bytes
+/// before it has heard anything, the rest after the peer's), then its READY once
+/// `peer_greeting` has been accepted.
 fn ferromq_greeting_and_ready(
     kind: zmq::SocketType,
     routing_id: &[u8],
@@ -358,11 +359,14 @@ fn ferromq_greeting_and_ready(
     let mut handshake = Handshake::new(config);
     let mut out = BytesMut::new();
     handshake.poll_output(&mut out);
-    let greeting = out.split().to_vec();
+    // Signature and major first; the rest once the peer's major showed a 3.x peer.
+    let mut greeting = out.split().to_vec();
+    assert_eq!(greeting.len(), 11);
     let mut input = BytesMut::from(peer_greeting);
     handshake.handle_input(&mut input).unwrap();
     assert!(input.is_empty());
     handshake.poll_output(&mut out);
+    greeting.extend_from_slice(&out.split_to(53));
     (greeting, out.to_vec())
 }
 

@@ -98,6 +98,24 @@ impl Encoder {
         self.pending += self.batch.len() - before;
     }
 
+    /// Queues a body with no frame header (a raw STREAM connection, or a ZMTP 1.0 frame
+    /// whose header the caller wrote with [`Encoder::push_raw`]): copied up to the copy
+    /// threshold, queued by reference above it.
+    pub fn push_body(&mut self, body: &Bytes) {
+        let len = body.len();
+        self.pending += len;
+        if len <= self.copy_threshold {
+            self.batch.put_slice(body);
+        } else {
+            if self.batch.len() > self.sealed {
+                self.queue
+                    .push_back(Chunk::Batch(self.batch.len() - self.sealed));
+                self.sealed = self.batch.len();
+            }
+            self.queue.push_back(Chunk::Body(body.clone()));
+        }
+    }
+
     /// Queues bytes as they are (e.g. a greeting).
     pub fn push_raw(&mut self, bytes: &[u8]) {
         self.batch.put_slice(bytes);
@@ -186,6 +204,29 @@ mod tests {
 
     fn concat(enc: &Encoder) -> Vec<u8> {
         slices(enc).concat()
+    }
+
+    #[test]
+    fn bodies_go_out_without_headers_in_order() {
+        let mut enc = Encoder::with_copy_threshold(4);
+        enc.push_body(&Bytes::from_static(b"ab"));
+        enc.push_body(&Bytes::from_static(b"large"));
+        enc.push_body(&Bytes::from_static(b"larger"));
+        enc.push_body(&Bytes::from_static(b"c"));
+        assert_eq!(
+            slices(&enc),
+            vec![
+                b"ab".to_vec(),
+                b"large".to_vec(),
+                b"larger".to_vec(),
+                b"c".to_vec()
+            ]
+        );
+        assert_eq!(enc.len(), 14);
+        enc.advance(8);
+        assert_eq!(concat(&enc), b"argerc".to_vec());
+        enc.advance(6);
+        assert!(enc.is_empty());
     }
 
     #[test]

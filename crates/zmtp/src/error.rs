@@ -111,7 +111,8 @@ pub enum GreetingError {
     /// First byte not 0xFF, or bit 0 of byte 9 clear: an unversioned ZMTP 1.0 peer (or not
     /// ZMTP at all).
     Zmtp1Peer,
-    /// A versioned peer older than 3.0: major 0 (versioned 1.0) or 1 (ZMTP 2.0).
+    /// A versioned peer this crate cannot speak to: major 0 (versioned ZMTP 1.0) or 2 (defined
+    /// by no protocol).
     UnsupportedVersion {
         /// The peer's major version byte.
         major: u8,

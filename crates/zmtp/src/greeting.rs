@@ -135,13 +135,19 @@ impl Greeting {
     }
 }
 
+/// The revision byte (offset 10) of a ZMTP 2.0 peer (RFC 15), where 3.x has its major version.
+pub const ZMTP2_REVISION: u8 = 0x01;
+
 /// Incremental greeting decoder.
 ///
 /// Acceptance follows libzmq 4.3.5 (src/zmtp_engine.cpp `receive_greeting`,
-/// `select_handshake_fun`): major 0 is a versioned ZMTP 1.0 peer and major 1 a ZMTP 2.0 peer,
-/// both refused; any major above 3 is spoken to as 3.1. Major 2, which no protocol defines,
-/// is refused as pre-3.0 (libzmq would try 3.1 with it; no real peer sends it). The mechanism field is checked against the RFC 23 grammar, which
-/// libzmq does not do; a peer with an invalid name could not match our mechanism anyway.
+/// `select_handshake_fun`): major 0 is a versioned ZMTP 1.0 peer, refused; major 1 is a
+/// ZMTP 2.0 peer, whose greeting ends after this byte (its socket-type byte and identity
+/// frame follow, see [`crate::v2`]): the decoder then returns `major: 1` after consuming 11
+/// bytes. Any major above 3 is spoken to as 3.1. Major 2, which no protocol defines, is
+/// refused as pre-3.0 (libzmq would try 3.1 with it; no real peer sends it). The mechanism
+/// field is checked against the RFC 23 grammar, which libzmq does not do; a peer with an
+/// invalid name could not match our mechanism anyway.
 #[derive(Debug, Clone, Default)]
 pub struct GreetingDecoder {
     _private: (),
@@ -155,7 +161,8 @@ impl GreetingDecoder {
 
     /// Judges the bytes in `buf`. Returns `Ok(None)` (buffer untouched) while the greeting is
     /// incomplete and every byte so far is acceptable; `Ok(Some)` after consuming exactly
-    /// [`GREETING_LEN`] bytes; an error as soon as a deciding byte is wrong.
+    /// [`GREETING_LEN`] bytes (11 for a ZMTP 2.0 peer, `major == 1`); an error as soon as a
+    /// deciding byte is wrong.
     pub fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Greeting>, GreetingError> {
         let have = &buf[..buf.len().min(GREETING_LEN)];
         if have.first().is_some_and(|&b| b != SIGNATURE_START) {
@@ -165,6 +172,15 @@ impl GreetingDecoder {
             return Err(GreetingError::Zmtp1Peer);
         }
         if let Some(&major) = have.get(MAJOR_POS) {
+            if major == ZMTP2_REVISION {
+                buf.advance(MAJOR_POS + 1);
+                return Ok(Some(Greeting {
+                    major,
+                    minor: 0,
+                    mechanism: Mechanism::Null,
+                    as_server: false,
+                }));
+            }
             if major < 3 {
                 return Err(GreetingError::UnsupportedVersion { major });
             }
@@ -257,12 +273,7 @@ mod tests {
         // ZMTP 1.0 with a long length: byte 9 has bit 0 clear.
         let mut b = BytesMut::from(&b"\xff\0\0\0\0\0\0\0\x01\x00"[..]);
         assert_eq!(dec.decode(&mut b), Err(GreetingError::Zmtp1Peer));
-        // ZMTP 2.0 (revision 1) and versioned 1.0 (revision 0), refused at byte 10.
-        let mut b = BytesMut::from(&b"\xff\0\0\0\0\0\0\0\x01\x7f\x01"[..]);
-        assert_eq!(
-            dec.decode(&mut b),
-            Err(GreetingError::UnsupportedVersion { major: 1 })
-        );
+        // Versioned 1.0 (revision 0) and the undefined major 2, refused at byte 10.
         let mut b = BytesMut::from(&b"\xff\0\0\0\0\0\0\0\x01\x7f\x00"[..]);
         assert_eq!(
             dec.decode(&mut b),
@@ -273,6 +284,18 @@ mod tests {
             dec.decode(&mut b),
             Err(GreetingError::UnsupportedVersion { major: 2 })
         );
+    }
+
+    #[test]
+    fn a_zmtp_2_0_greeting_ends_at_its_revision_byte() {
+        let mut dec = GreetingDecoder::new();
+        let mut b = BytesMut::from(&b"\xff\0\0\0\0\0\0\0\x01\x7f"[..]);
+        assert_eq!(dec.decode(&mut b), Ok(None));
+        b.extend_from_slice(b"\x01\x05\x00\x00");
+        let g = dec.decode(&mut b).unwrap().unwrap();
+        assert_eq!((g.major, g.minor, g.mechanism), (1, 0, Mechanism::Null));
+        // The socket-type byte and the identity frame are left for the v2 decoder.
+        assert_eq!(&b[..], b"\x05\x00\x00");
     }
 
     #[test]

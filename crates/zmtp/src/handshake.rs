@@ -1,10 +1,19 @@
-//! The connection handshake: greetings both ways, then the security mechanism (NULL).
+//! The connection handshake: greetings both ways, then the security mechanism (NULL); or,
+//! with a ZMTP 2.0 peer, the 2.0 greeting tail (socket type and identity frame).
 //!
 //! ```text
-//!  new ──> Greeting ──peer greeting ok──> Ready ──peer READY ok──> Complete
-//!           │  (our greeting queued)        │ (our READY queued)
+//!  new ──> Greeting ──peer greeting 3.x ok──> Ready ──peer READY ok──> Complete
+//!           │ (signature + major queued;       │ (our READY queued)
+//!           │  the other 53 bytes once the     │
+//!           │  peer's major says 3.x)          │
+//!           ├──peer revision 1 (2.0)──> V2 ──peer tail ok──> Complete (major 2)
+//!           │   (our type byte and identity frame queued)
 //!           └──────────── any refusal ──────┴──> Failed (ERROR queued on a socket-type mismatch)
 //! ```
+//!
+//! The greeting goes out in two steps as libzmq's does (src/zmtp_engine.cpp): the signature
+//! and our major version at once, the rest only after the peer's major byte showed a 3.x
+//! peer, since a 2.0 peer would read our 3.x rest as frames.
 //!
 //! Sans-IO like the rest of the crate: the driver feeds received bytes to
 //! [`Handshake::handle_input`], sends what [`Handshake::poll_output`] appends, and owns the
@@ -17,9 +26,14 @@ use crate::command::Command;
 use crate::decoder::{Decoded, FrameDecoder};
 use crate::error::{FrameError, HandshakeError};
 use crate::frame::{header_len, put_header};
-use crate::greeting::{Greeting, GreetingDecoder, Mechanism};
+use crate::greeting::{Greeting, GreetingDecoder, Mechanism, ZMTP2_REVISION};
+use crate::metadata::Metadata;
 use crate::null;
 use crate::socket_type::SocketType;
+use crate::v2::{self, V2TailDecoder};
+
+/// Bytes of our greeting sent before seeing the peer's: signature and major version.
+const GREETING_FIRST: usize = 11;
 
 pub use crate::null::PeerInfo;
 
@@ -71,6 +85,8 @@ enum State {
     Greeting(GreetingDecoder),
     /// Greetings exchanged; waiting for the peer's READY.
     Ready { minor: u8, frames: FrameDecoder },
+    /// A ZMTP 2.0 peer: waiting for its socket-type byte and identity frame.
+    V2(V2TailDecoder),
     /// Done.
     Complete(PeerInfo),
     /// Refused; the same error is returned again on further input.
@@ -84,7 +100,10 @@ pub struct Handshake {
     /// Our READY, built up front so that a bad local property fails before anything is sent.
     ready: Command,
     socket_type: SocketType,
+    routing_id: Bytes,
     max_msg_size: Option<u64>,
+    /// Our greeting after its first 11 bytes, until the peer's major byte says 3.x.
+    greeting_rest: Option<Bytes>,
     /// Bytes to send, handed out by `poll_output`.
     out: BytesMut,
 }
@@ -99,10 +118,13 @@ impl Handshake {
         // signature as the start of an identity frame (src/zmtp_engine.cpp `plug_internal`).
         let padding = config.routing_id.len() as u64 + 1;
         let mut out = BytesMut::new();
+        let mut greeting_rest = None;
         let (state, ready) =
             match null::our_ready(config.socket_type, &config.routing_id, &config.properties) {
                 Ok(ready) => {
-                    out.extend_from_slice(&greeting.encode_with_padding(padding));
+                    let whole = greeting.encode_with_padding(padding);
+                    out.extend_from_slice(&whole[..GREETING_FIRST]);
+                    greeting_rest = Some(Bytes::copy_from_slice(&whole[GREETING_FIRST..]));
                     (State::Greeting(GreetingDecoder::new()), ready)
                 }
                 Err(e) => (
@@ -114,7 +136,9 @@ impl Handshake {
             state,
             ready,
             socket_type: config.socket_type,
+            routing_id: config.routing_id,
             max_msg_size: config.max_msg_size,
+            greeting_rest,
             out,
         }
     }
@@ -162,9 +186,22 @@ impl Handshake {
         loop {
             match &mut self.state {
                 State::Greeting(decoder) => {
+                    let peer_major = buf.get(GREETING_FIRST - 1).copied();
+                    if peer_major.is_some_and(|m| m != ZMTP2_REVISION) {
+                        // A 3.x peer (or one the decoder refuses, to whom it is harmless).
+                        if let Some(rest) = self.greeting_rest.take() {
+                            self.out.extend_from_slice(&rest);
+                        }
+                    }
                     let Some(greeting) = decoder.decode(buf)? else {
                         return Ok(());
                     };
+                    if greeting.major == ZMTP2_REVISION {
+                        self.greeting_rest = None;
+                        v2::encode_tail(self.socket_type, &self.routing_id, &mut self.out);
+                        self.state = State::V2(V2TailDecoder::new(self.max_msg_size));
+                        continue;
+                    }
                     if greeting.mechanism != Mechanism::Null {
                         return Err(HandshakeError::MechanismMismatch {
                             ours: Mechanism::Null,
@@ -206,6 +243,25 @@ impl Handshake {
                         }
                     }
                 }
+                State::V2(decoder) => {
+                    let Some(tail) = decoder.decode(buf)? else {
+                        return Ok(());
+                    };
+                    let mut metadata = Metadata::new();
+                    let _ = metadata.insert("Socket-Type", tail.socket_type.name().as_bytes());
+                    let routing_id = (!tail.identity.is_empty()).then_some(tail.identity);
+                    if let Some(id) = &routing_id {
+                        let _ = metadata.insert(null::IDENTITY, id.clone());
+                    }
+                    self.state = State::Complete(PeerInfo {
+                        minor: 0,
+                        major: 2,
+                        socket_type: tail.socket_type,
+                        routing_id,
+                        metadata,
+                    });
+                    return Ok(());
+                }
                 State::Complete(_) => return Ok(()),
                 State::Failed(e) => return Err(e.clone()),
             }
@@ -224,6 +280,7 @@ impl Handshake {
 mod tests {
     use super::*;
     use crate::error::{Fault, GreetingError};
+    use crate::greeting::GREETING_LEN;
     use crate::metadata::Metadata;
     use proptest::prelude::*;
 
@@ -298,10 +355,16 @@ mod tests {
         expected[10] = 3;
         expected[11] = 1;
         expected[12..16].copy_from_slice(b"NULL");
-        assert_eq!(&greeting[..], &expected[..]);
-        // Nothing more until the peer's greeting arrives.
+        // Signature and major at once, as libzmq (which holds back the major until it saw our
+        // signature: a step that changes no byte).
+        assert_eq!(&greeting[..], &expected[..11]);
+        // Nothing more until the peer's major version arrives.
         assert!(out(&mut client).is_empty());
-        let mut peer = BytesMut::from(&Greeting::new(Mechanism::Null, false).encode()[..]);
+        let peer_greeting = Greeting::new(Mechanism::Null, false).encode();
+        let mut peer = BytesMut::from(&peer_greeting[..11]);
+        client.handle_input(&mut peer).unwrap();
+        assert_eq!(&out(&mut client)[..], &expected[11..]);
+        peer.extend_from_slice(&peer_greeting[11..]);
         client.handle_input(&mut peer).unwrap();
         assert_eq!(
             &out(&mut client)[..],
@@ -315,7 +378,7 @@ mod tests {
             .handle_input(&mut BytesMut::from(&expected[..]))
             .unwrap();
         assert_eq!(
-            &out(&mut server)[..],
+            &out(&mut server)[53..],
             b"\x04\x29\x05READY\x0bSocket-Type\0\0\0\x06ROUTER\x08Identity\0\0\0\0"
         );
     }
@@ -366,11 +429,35 @@ mod tests {
         input.extend_from_slice(b"\x04\x19\x05READY\x0bSocket-Type\0\0\0\x03PUB");
         assert!(c.handle_input(&mut input).is_err());
         c.poll_output(&mut tail);
-        assert!(tail.starts_with(b"\x04\x19\x05READY"));
+        assert!(tail[53..].starts_with(b"\x04\x19\x05READY"));
         assert!(tail.ends_with(b"\x04\x1f\x05ERROR\x18Incompatible Socket-Type"));
         // A failed handshake keeps failing and sends nothing more.
         assert!(c.handle_input(&mut BytesMut::new()).is_err());
         assert!(out(&mut c).is_empty());
+    }
+
+    #[test]
+    fn zmtp_2_0_peer_gets_the_2_0_tail_and_no_3_x_rest() {
+        let mut config = HandshakeConfig::new(SocketType::Dealer);
+        config.routing_id = Bytes::from_static(b"me");
+        let mut h = Handshake::new(config);
+        assert_eq!(out(&mut h).len(), 11);
+        // A libzmq 3.x ROUTER: signature, revision 1, type 6, identity "peer", then a frame.
+        let mut input = BytesMut::from(&b"\xff\0\0\0\0\0\0\0\x01\x7f\x01"[..]);
+        h.handle_input(&mut input).unwrap();
+        assert_eq!(&out(&mut h)[..], b"\x05\x00\x02me");
+        input.extend_from_slice(b"\x06\x00\x04peer\x01\x00\x00\x03abc");
+        h.handle_input(&mut input).unwrap();
+        assert!(out(&mut h).is_empty());
+        let peer = h.into_peer().unwrap();
+        assert_eq!((peer.major, peer.minor), (2, 0));
+        assert_eq!(peer.socket_type, SocketType::Router);
+        assert_eq!(peer.routing_id.as_deref(), Some(&b"peer"[..]));
+        assert_eq!(
+            peer.metadata.get("Identity").map(|v| &v[..]),
+            Some(&b"peer"[..])
+        );
+        assert_eq!(&input[..], b"\x01\x00\x00\x03abc");
     }
 
     #[test]
@@ -399,7 +486,8 @@ mod tests {
             }
         );
         assert_eq!(e.protocol_error_code(), 0x1100_0002);
-        assert!(out(&mut h).is_empty(), "no READY to a peer we refused");
+        // The rest of our greeting, and no READY to a peer we refused.
+        assert_eq!(out(&mut h).len(), GREETING_LEN - GREETING_FIRST);
     }
 
     #[test]
@@ -511,9 +599,7 @@ mod tests {
             let _ = h.handle_input(&mut input);
             let mut o = BytesMut::new();
             h.poll_output(&mut o);
-            prop_assert!(o.len() >= GREETING_LEN_FOR_TEST);
+            prop_assert!(o.len() >= GREETING_FIRST);
         }
     }
-
-    const GREETING_LEN_FOR_TEST: usize = crate::greeting::GREETING_LEN;
 }

@@ -31,6 +31,7 @@ pub mod handshake;
 pub mod metadata;
 mod null;
 pub mod socket_type;
+pub mod v2;
 
 pub use command::{Command, PING_CONTEXT_MAX};
 pub use decoder::{Decoded, FrameDecoder};
@@ -39,9 +40,10 @@ pub use error::{
     protocol_error, CommandError, Fault, FrameError, GreetingError, HandshakeError, MetadataError,
 };
 pub use frame::{Frame, COMMAND, LONG, MORE, SHORT_MAX};
-pub use greeting::{Greeting, GreetingDecoder, Mechanism, GREETING_LEN};
+pub use greeting::{Greeting, GreetingDecoder, Mechanism, GREETING_LEN, ZMTP2_REVISION};
 pub use handshake::{
     Handshake, HandshakeConfig, PeerInfo, MAX_HANDSHAKE_FRAME, MAX_HANDSHAKE_INPUT,
 };
 pub use metadata::Metadata;
 pub use socket_type::SocketType;
+pub use v2::{V2Tail, V2TailDecoder};

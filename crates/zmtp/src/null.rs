@@ -23,6 +23,9 @@ pub struct PeerInfo {
     /// Effective protocol minor version: 0 for a ZMTP 3.0 peer, 1 for 3.1 and anything newer
     /// (libzmq `select_handshake_fun`).
     pub minor: u8,
+    /// ZMTP major version spoken with the peer: 3, or 2 for a ZMTP 2.0 peer (libzmq 3.x),
+    /// which has no commands (no PING, subscriptions as messages) and sent no READY.
+    pub major: u8,
     /// The peer's socket type.
     pub socket_type: SocketType,
     /// The peer's `Identity` property, `None` when absent or empty.
@@ -103,6 +106,7 @@ pub(crate) fn accept_ready(ours: SocketType, minor: u8, frame: Frame) -> Result<
     let routing_id = metadata.get(IDENTITY).filter(|id| !id.is_empty()).cloned();
     Ok(PeerInfo {
         minor,
+        major: 3,
         socket_type: peer,
         routing_id,
         metadata,

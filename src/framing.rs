@@ -1,0 +1,66 @@
+//! How an engine cuts the bytes it reads into frames and puts frames on the wire: ZMTP 2.0/3.x
+//! framing (flags, size, body), or none at all for a STREAM socket's raw connections
+//! (libzmq raw_decoder.cpp / raw_encoder.cpp), where each read is one frame and each frame's
+//! body is written as it is.
+
+use bytes::{Bytes, BytesMut};
+use ferromq_zmtp::{Decoded, Encoder, Frame, FrameDecoder, FrameError};
+
+/// An engine's framing.
+#[derive(Debug)]
+pub(crate) enum Framing {
+    /// ZMTP frames (2.0 and 3.x share the layout).
+    Zmtp(FrameDecoder),
+    /// No framing: a STREAM socket's peer.
+    Raw,
+}
+
+impl Framing {
+    /// The next frame in `buf`, as [`FrameDecoder::decode`]. Raw: everything buffered, as one
+    /// message frame (libzmq hands each read to the application the same way).
+    pub(crate) fn decode(&mut self, buf: &mut BytesMut) -> Result<Decoded, FrameError> {
+        match self {
+            Framing::Zmtp(decoder) => decoder.decode(buf),
+            Framing::Raw if buf.is_empty() => Ok(Decoded::NeedMore(1)),
+            Framing::Raw => Ok(Decoded::Frame(Frame::message(buf.split().freeze(), false))),
+        }
+    }
+
+    /// Whether this is a STREAM socket's raw connection.
+    pub(crate) fn is_raw(&self) -> bool {
+        matches!(self, Framing::Raw)
+    }
+
+    /// Queues one outbound frame.
+    pub(crate) fn encode(&self, encoder: &mut Encoder, body: &Bytes, more: bool) {
+        match self {
+            Framing::Zmtp(_) => encoder.push_frame(body, more),
+            Framing::Raw => encoder.push_body(body),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_takes_each_read_whole_and_writes_bodies_bare() {
+        let mut raw = Framing::Raw;
+        let mut buf = BytesMut::new();
+        assert_eq!(raw.decode(&mut buf), Ok(Decoded::NeedMore(1)));
+        buf.extend_from_slice(b"\x01\x02GET /");
+        match raw.decode(&mut buf) {
+            Ok(Decoded::Frame(f)) => {
+                assert_eq!(&f.body[..], b"\x01\x02GET /");
+                assert!(!f.more && !f.command);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(buf.is_empty());
+        let mut enc = Encoder::new();
+        raw.encode(&mut enc, &Bytes::from_static(b"ok"), true);
+        Framing::Zmtp(FrameDecoder::new(None)).encode(&mut enc, &Bytes::from_static(b"z"), true);
+        assert_eq!(enc.len(), 5);
+    }
+}
