@@ -53,10 +53,6 @@ pub(crate) trait Pattern: Send {
     fn set_option(&mut self, _option: i32, _value: &[u8]) -> Option<Result<()>> {
         None
     }
-    /// Reads an option only this socket type knows; `None` hands it on.
-    fn get_option(&self, _option: i32, _out: &mut [u8]) -> Option<Result<usize>> {
-        None
-    }
 }
 
 /// The pattern for a socket type, or `Invalid` for types not built yet.
