@@ -1,346 +1,442 @@
-//! Socket options: libzmq's numbers (so the C ABI passes `zmq_setsockopt` straight through)
-//! and one plain struct holding the values.
+//! Socket options: ONE table, [`TABLE`], gives each option's libzmq name and number, the Rust
+//! field and type that hold it, its default, its validation [`Rule`], the socket types that
+//! accept it, whether it can be read back, and whether ferromq acts on it or only stores it.
+//! `zmq_setsockopt`/`zmq_getsockopt` (ffi/src/sockopt.rs) and `Socket::set_option_raw` /
+//! `get_option_raw` both go through it, so the C ABI and the Rust API cannot disagree; a typed
+//! Rust API (`Duration`, `bool`, `usize`, `u64`) can be generated from the same rows, since each
+//! row names its field's Rust type and its unit.
 //!
-//! Options are read by the management layer when an endpoint is bound or connected and copied
-//! into that endpoint's tasks, as libzmq does: changing SNDHWM after `connect` affects later
-//! connections only.
+//! Semantics are libzmq 4.3.5's (`options.cpp`, the socket types' `xsetsockopt`,
+//! `socket_base.cpp`): integer options read and write exactly `sizeof (int)` bytes, strings are
+//! read back with their NUL into a buffer whose unused rest is zero-filled, and a socket type
+//! that does not accept an option answers EINVAL. Options of mechanisms and transports ferromq
+//! does not have (CURVE, GSSAPI, VMCI) are absent, as in a libzmq built without them; PLAIN's
+//! read back their defaults and refuse a set (docs/compatibility.md, "Socket options").
+//!
+//! Options are copied into each connection when it is made, as libzmq does; SNDHWM and RCVHWM
+//! also reach pipes that exist already (the socket re-applies them, as libzmq's
+//! `update_pipe_options`).
+
+mod rule;
 
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
 
-/// `ZMQ_AFFINITY`
-pub const ZMQ_AFFINITY: i32 = 4;
-/// `ZMQ_ROUTING_ID` (formerly `ZMQ_IDENTITY`)
-pub const ZMQ_ROUTING_ID: i32 = 5;
-/// `ZMQ_SUBSCRIBE`
-pub const ZMQ_SUBSCRIBE: i32 = 6;
-/// `ZMQ_UNSUBSCRIBE`
-pub const ZMQ_UNSUBSCRIBE: i32 = 7;
-/// `ZMQ_SNDBUF`
-pub const ZMQ_SNDBUF: i32 = 11;
-/// `ZMQ_RCVBUF`
-pub const ZMQ_RCVBUF: i32 = 12;
-/// `ZMQ_RCVMORE`
-pub const ZMQ_RCVMORE: i32 = 13;
-/// `ZMQ_FD`
-pub const ZMQ_FD: i32 = 14;
-/// `ZMQ_EVENTS`
-pub const ZMQ_EVENTS: i32 = 15;
-/// `ZMQ_TYPE`
-pub const ZMQ_TYPE: i32 = 16;
-/// `ZMQ_LINGER`
-pub const ZMQ_LINGER: i32 = 17;
-/// `ZMQ_RECONNECT_IVL`
-pub const ZMQ_RECONNECT_IVL: i32 = 18;
-/// `ZMQ_BACKLOG`
-pub const ZMQ_BACKLOG: i32 = 19;
-/// `ZMQ_RECONNECT_IVL_MAX`
-pub const ZMQ_RECONNECT_IVL_MAX: i32 = 21;
-/// `ZMQ_MAXMSGSIZE`
-pub const ZMQ_MAXMSGSIZE: i32 = 22;
-/// `ZMQ_SNDHWM`
-pub const ZMQ_SNDHWM: i32 = 23;
-/// `ZMQ_RCVHWM`
-pub const ZMQ_RCVHWM: i32 = 24;
-/// `ZMQ_RCVTIMEO`
-pub const ZMQ_RCVTIMEO: i32 = 27;
-/// `ZMQ_SNDTIMEO`
-pub const ZMQ_SNDTIMEO: i32 = 28;
-/// `ZMQ_IPV4ONLY` (deprecated inverse of `ZMQ_IPV6`)
-pub const ZMQ_IPV4ONLY: i32 = 31;
-/// `ZMQ_LAST_ENDPOINT`
-pub const ZMQ_LAST_ENDPOINT: i32 = 32;
-/// `ZMQ_ROUTER_MANDATORY`
-pub const ZMQ_ROUTER_MANDATORY: i32 = 33;
-/// `ZMQ_TCP_KEEPALIVE`
-pub const ZMQ_TCP_KEEPALIVE: i32 = 34;
-/// `ZMQ_TCP_KEEPALIVE_CNT`
-pub const ZMQ_TCP_KEEPALIVE_CNT: i32 = 35;
-/// `ZMQ_TCP_KEEPALIVE_IDLE`
-pub const ZMQ_TCP_KEEPALIVE_IDLE: i32 = 36;
-/// `ZMQ_TCP_KEEPALIVE_INTVL`
-pub const ZMQ_TCP_KEEPALIVE_INTVL: i32 = 37;
-/// `ZMQ_IMMEDIATE`
-pub const ZMQ_IMMEDIATE: i32 = 39;
-/// `ZMQ_IPV6`
-pub const ZMQ_IPV6: i32 = 42;
-/// `ZMQ_MECHANISM` (read-only: NULL = 0 is the only mechanism)
-pub const ZMQ_MECHANISM: i32 = 43;
-/// `ZMQ_ROUTER_HANDOVER`
-pub const ZMQ_ROUTER_HANDOVER: i32 = 56;
-/// `ZMQ_CONNECT_ROUTING_ID`
-pub const ZMQ_CONNECT_ROUTING_ID: i32 = 61;
-/// `ZMQ_HANDSHAKE_IVL`
-pub const ZMQ_HANDSHAKE_IVL: i32 = 66;
-/// `ZMQ_XPUB_VERBOSE`: XPUB passes every subscription up, not only new ones
-pub const ZMQ_XPUB_VERBOSE: i32 = 40;
-/// `ZMQ_REQ_CORRELATE`: REQ prefixes requests with a request-id frame
-pub const ZMQ_REQ_CORRELATE: i32 = 52;
-/// `ZMQ_REQ_RELAXED`: REQ may send a new request before the reply
-pub const ZMQ_REQ_RELAXED: i32 = 53;
-/// `ZMQ_CONFLATE`: keep only the last message
-pub const ZMQ_CONFLATE: i32 = 54;
-/// `ZMQ_XPUB_NODROP`: XPUB/PUB block (EAGAIN) instead of dropping at SNDHWM
-pub const ZMQ_XPUB_NODROP: i32 = 69;
-/// `ZMQ_XPUB_MANUAL`: the application decides subscriptions with ZMQ_SUBSCRIBE
-pub const ZMQ_XPUB_MANUAL: i32 = 71;
-/// `ZMQ_XPUB_WELCOME_MSG`: sent to every new subscriber
-pub const ZMQ_XPUB_WELCOME_MSG: i32 = 72;
-/// `ZMQ_INVERT_MATCHING`: deliver what does *not* match the subscriptions
-pub const ZMQ_INVERT_MATCHING: i32 = 74;
-/// `ZMQ_XPUB_VERBOSER`: XPUB passes every subscription and unsubscription up
-pub const ZMQ_XPUB_VERBOSER: i32 = 78;
-/// `ZMQ_STREAM_NOTIFY`: a STREAM socket receives `[id, empty]` when a peer connects and when it
-/// disconnects
-pub const ZMQ_STREAM_NOTIFY: i32 = 73;
-/// `ZMQ_HEARTBEAT_IVL`: ms between ZMTP PINGs on each connection (0 = none)
-pub const ZMQ_HEARTBEAT_IVL: i32 = 75;
-/// `ZMQ_HEARTBEAT_TTL`: ms the peer may stay silent after our PING (sent in deciseconds)
-pub const ZMQ_HEARTBEAT_TTL: i32 = 76;
-/// `ZMQ_HEARTBEAT_TIMEOUT`: ms to wait for any traffic after a PING (-1 = the interval)
-pub const ZMQ_HEARTBEAT_TIMEOUT: i32 = 77;
+pub(crate) use rule::{int_value, put, put_exact};
+pub use rule::{Held, Input, Rule, Slot};
 
-/// The values of a socket's options, with libzmq's defaults.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Options {
-    /// Messages queued per outbound pipe (0 = unlimited).
-    pub sndhwm: i32,
-    /// Messages queued per inbound pipe (0 = unlimited).
-    pub rcvhwm: i32,
-    /// Milliseconds unsent messages are kept after close (-1 = until sent).
-    pub linger: i32,
-    /// Send timeout in ms (-1 = forever).
-    pub sndtimeo: i32,
-    /// Receive timeout in ms (-1 = forever).
-    pub rcvtimeo: i32,
-    /// Our routing id, announced as the `Identity` property.
-    pub routing_id: Bytes,
-    /// The routing id a ROUTER gives the peer of its next `connect`.
-    pub connect_routing_id: Option<Bytes>,
-    /// First reconnect delay in ms (-1 = no reconnect).
-    pub reconnect_ivl: i32,
-    /// Upper bound of the exponential back-off in ms (0 = no back-off).
-    pub reconnect_ivl_max: i32,
-    /// Time allowed for the greeting and handshake in ms (0 = unlimited).
-    pub handshake_ivl: i32,
-    /// SO_SNDBUF (-1 = OS default).
-    pub sndbuf: i32,
-    /// SO_RCVBUF (-1 = OS default).
-    pub rcvbuf: i32,
-    /// Largest inbound message in bytes (-1 = unlimited).
-    pub maxmsgsize: i64,
-    /// Queue only to completed connections.
-    pub immediate: bool,
-    /// SO_KEEPALIVE (-1 = OS default, 0 off, 1 on).
-    pub tcp_keepalive: i32,
-    /// TCP_KEEPCNT (-1 = OS default).
-    pub tcp_keepalive_cnt: i32,
-    /// TCP_KEEPIDLE in s (-1 = OS default).
-    pub tcp_keepalive_idle: i32,
-    /// TCP_KEEPINTVL in s (-1 = OS default).
-    pub tcp_keepalive_intvl: i32,
-    /// Allow IPv6 (and dual-stack binds).
-    pub ipv6: bool,
-    /// listen() backlog.
-    pub backlog: i32,
-    /// ROUTER: unroutable messages fail with EHOSTUNREACH instead of being dropped.
-    pub router_mandatory: bool,
-    /// ROUTER: a new connection with a known routing id takes it over.
-    pub router_handover: bool,
-    /// I/O thread affinity bit mask (accepted, stored).
-    pub affinity: u64,
-    /// ZMQ_CONFLATE: on DEALER, PULL, PUSH, PUB and SUB each peer pipe keeps only the newest
+/// The socket types an option applies to, one bit per libzmq type number (PAIR = bit 0 ...
+/// STREAM = bit 11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Types(u16);
+
+impl Types {
+    /// Every socket type.
+    pub const ALL: Types = Types(0x0fff);
+    /// PUB and XPUB (PUB is an XPUB in libzmq and takes its options).
+    pub const XPUB: Types = Types(1 << 1 | 1 << 9);
+    /// SUB.
+    pub const SUB: Types = Types(1 << 2);
+    /// REQ.
+    pub const REQ: Types = Types(1 << 3);
+    /// ROUTER and REP (a REP is a ROUTER in libzmq and takes its options).
+    pub const ROUTER: Types = Types(1 << 4 | 1 << 6);
+    /// ROUTER, REP and STREAM: libzmq's routing sockets.
+    pub const ROUTING: Types = Types(1 << 4 | 1 << 6 | 1 << 11);
+    /// DEALER, REQ, ROUTER, REP: the types that can probe.
+    pub const PROBING: Types = Types(1 << 3 | 1 << 4 | 1 << 5 | 1 << 6);
+    /// STREAM.
+    pub const STREAM: Types = Types(1 << 11);
+
+    /// Whether the socket type with libzmq number `raw` is one of these.
+    pub fn contains(self, raw: i32) -> bool {
+        u32::try_from(raw).is_ok_and(|n| n < 16 && self.0 & (1 << n) != 0)
+    }
+}
+
+/// What ferromq does with an option's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum State {
+    /// Acts on it as libzmq does.
+    Implemented,
+    /// Stores it and reads it back as libzmq does, without the behaviour
+    /// (docs/compatibility.md says why, per option).
+    StoredOnly,
+}
+
+/// One row of [`TABLE`].
+#[derive(Debug, Clone, Copy)]
+pub struct Spec {
+    /// libzmq's name, without `ZMQ_`.
+    pub name: &'static str,
+    /// libzmq's number.
+    pub number: i32,
+    /// The Rust type holding it in [`Options`] (`Held` = the socket or its pattern holds it).
+    pub rust_type: &'static str,
+    /// The unit of an integer value (`ms`, `s`, `messages`, `bytes`, ...), for a typed API.
+    pub unit: &'static str,
+    /// Validation and wire form.
+    pub rule: Rule,
+    /// Socket types that accept it.
+    pub types: Types,
+    /// Whether getsockopt answers it.
+    pub readable: bool,
+    /// Whether ferromq acts on it.
+    pub state: State,
+}
+
+/// Finds an option's row.
+pub fn spec(number: i32) -> Option<&'static Spec> {
+    TABLE.iter().find(|s| s.number == number)
+}
+
+const ANY: i32 = i32::MAX;
+
+macro_rules! options {
+    ($(
+        $(#[doc = $doc:literal])*
+        $konst:ident = $num:literal => $field:ident: $ty:ty = $default:expr,
+            $unit:literal, $rule:expr, $types:expr, $readable:literal, $state:ident;
+    )*) => {
+        $(
+            $(#[doc = $doc])*
+            pub const $konst: i32 = $num;
+        )*
+
+        /// Every socket option of libzmq 4.3's zmq.h that ferromq answers, in number order.
+        pub static TABLE: &[Spec] = &[$(
+            Spec {
+                name: stringify!($konst),
+                number: $num,
+                rust_type: stringify!($ty),
+                unit: $unit,
+                rule: $rule,
+                types: $types,
+                readable: $readable,
+                state: State::$state,
+            },
+        )*];
+
+        /// The values of a socket's options, with libzmq's defaults (one field per row of
+        /// [`TABLE`]; `Held` fields are answered by the socket or its pattern).
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct Options {
+            $(
+                $(#[doc = $doc])*
+                pub $field: $ty,
+            )*
+        }
+
+        impl Default for Options {
+            fn default() -> Self {
+                Options { $( $field: $default, )* }
+            }
+        }
+
+        impl Options {
+            fn slot_mut(&mut self, number: i32) -> Option<&mut dyn Slot> {
+                match number {
+                    $( $num => Some(&mut self.$field), )*
+                    _ => None,
+                }
+            }
+
+            fn slot(&self, number: i32) -> Option<&dyn Slot> {
+                match number {
+                    $( $num => Some(&self.$field), )*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+options! {
+    /// `ZMQ_AFFINITY`: I/O thread bit mask for new connections.
+    ZMQ_AFFINITY = 4 => affinity: u64 = 0, "mask", Rule::Uint64, Types::ALL, true, StoredOnly;
+    /// `ZMQ_ROUTING_ID` (formerly `ZMQ_IDENTITY`): announced as the `Identity` property.
+    ZMQ_ROUTING_ID = 5 => routing_id: Bytes = Bytes::new(), "",
+        Rule::Blob { min: 1, max: 255 }, Types::ALL, true, Implemented;
+    /// `ZMQ_SUBSCRIBE`: SUB, or XPUB with XPUB_MANUAL (the pattern decides).
+    ZMQ_SUBSCRIBE = 6 => subscribe: Held = Held, "", Rule::AnyBytes,
+        Types(1 << 1 | 1 << 2 | 1 << 9), false, Implemented;
+    /// `ZMQ_UNSUBSCRIBE`.
+    ZMQ_UNSUBSCRIBE = 7 => unsubscribe: Held = Held, "", Rule::AnyBytes,
+        Types(1 << 1 | 1 << 2 | 1 << 9), false, Implemented;
+    /// `ZMQ_RATE`: multicast rate in kbit/s (pgm/norm only).
+    ZMQ_RATE = 8 => rate: i32 = 100, "kbit/s", Rule::Int { min: 1, max: ANY }, Types::ALL, true,
+        StoredOnly;
+    /// `ZMQ_RECOVERY_IVL`: multicast recovery interval (pgm/norm only).
+    ZMQ_RECOVERY_IVL = 9 => recovery_ivl: i32 = 10_000, "ms", Rule::Int { min: 0, max: ANY },
+        Types::ALL, true, StoredOnly;
+    /// `ZMQ_SNDBUF`: SO_SNDBUF (-1 = OS default).
+    ZMQ_SNDBUF = 11 => sndbuf: i32 = -1, "bytes", Rule::Int { min: -1, max: ANY }, Types::ALL,
+        true, Implemented;
+    /// `ZMQ_RCVBUF`: SO_RCVBUF (-1 = OS default).
+    ZMQ_RCVBUF = 12 => rcvbuf: i32 = -1, "bytes", Rule::Int { min: -1, max: ANY }, Types::ALL,
+        true, Implemented;
+    /// `ZMQ_RCVMORE` (read-only).
+    ZMQ_RCVMORE = 13 => rcvmore: Held = Held, "bool", Rule::ReadOnly, Types::ALL, true,
+        Implemented;
+    /// `ZMQ_FD` (read-only).
+    ZMQ_FD = 14 => fd: Held = Held, "fd", Rule::ReadOnly, Types::ALL, true, Implemented;
+    /// `ZMQ_EVENTS` (read-only).
+    ZMQ_EVENTS = 15 => events: Held = Held, "flags", Rule::ReadOnly, Types::ALL, true,
+        Implemented;
+    /// `ZMQ_TYPE` (read-only).
+    ZMQ_TYPE = 16 => socket_type: Held = Held, "", Rule::ReadOnly, Types::ALL, true,
+        Implemented;
+    /// `ZMQ_LINGER`: how long unsent messages are kept after close (-1 = until sent).
+    ZMQ_LINGER = 17 => linger: i32 = -1, "ms", Rule::Int { min: -1, max: ANY }, Types::ALL, true,
+        Implemented;
+    /// `ZMQ_RECONNECT_IVL`: first reconnect delay (-1 = no reconnect).
+    ZMQ_RECONNECT_IVL = 18 => reconnect_ivl: i32 = 100, "ms", Rule::Int { min: -1, max: ANY },
+        Types::ALL, true, Implemented;
+    /// `ZMQ_BACKLOG`: listen() backlog.
+    ZMQ_BACKLOG = 19 => backlog: i32 = 100, "connections", Rule::Int { min: 0, max: ANY },
+        Types::ALL, true, Implemented;
+    /// `ZMQ_RECONNECT_IVL_MAX`: upper bound of the exponential back-off (0 = none).
+    ZMQ_RECONNECT_IVL_MAX = 21 => reconnect_ivl_max: i32 = 0, "ms",
+        Rule::Int { min: 0, max: ANY }, Types::ALL, true, Implemented;
+    /// `ZMQ_MAXMSGSIZE`: largest inbound message (negative = unlimited).
+    ZMQ_MAXMSGSIZE = 22 => maxmsgsize: i64 = -1, "bytes", Rule::Int64 { min: i64::MIN },
+        Types::ALL, true, Implemented;
+    /// `ZMQ_SNDHWM`: messages queued per outbound pipe (0 = unlimited).
+    ZMQ_SNDHWM = 23 => sndhwm: i32 = 1000, "messages", Rule::Int { min: 0, max: ANY },
+        Types::ALL, true, Implemented;
+    /// `ZMQ_RCVHWM`: messages queued per inbound pipe (0 = unlimited).
+    ZMQ_RCVHWM = 24 => rcvhwm: i32 = 1000, "messages", Rule::Int { min: 0, max: ANY },
+        Types::ALL, true, Implemented;
+    /// `ZMQ_MULTICAST_HOPS` (pgm/norm only).
+    ZMQ_MULTICAST_HOPS = 25 => multicast_hops: i32 = 1, "hops", Rule::Int { min: 1, max: ANY },
+        Types::ALL, true, StoredOnly;
+    /// `ZMQ_RCVTIMEO` (-1 = forever).
+    ZMQ_RCVTIMEO = 27 => rcvtimeo: i32 = -1, "ms", Rule::Int { min: -1, max: ANY }, Types::ALL,
+        true, Implemented;
+    /// `ZMQ_SNDTIMEO` (-1 = forever).
+    ZMQ_SNDTIMEO = 28 => sndtimeo: i32 = -1, "ms", Rule::Int { min: -1, max: ANY }, Types::ALL,
+        true, Implemented;
+    /// `ZMQ_IPV4ONLY`: the deprecated inverse of `ZMQ_IPV6` (stored there).
+    ZMQ_IPV4ONLY = 31 => ipv4only: Held = Held, "bool", Rule::Flag01, Types::ALL, true,
+        Implemented;
+    /// `ZMQ_LAST_ENDPOINT` (read-only).
+    ZMQ_LAST_ENDPOINT = 32 => last_endpoint: Held = Held, "", Rule::ReadOnly, Types::ALL, true,
+        Implemented;
+    /// `ZMQ_ROUTER_MANDATORY`: unroutable messages fail with EHOSTUNREACH.
+    ZMQ_ROUTER_MANDATORY = 33 => router_mandatory: bool = false, "bool", Rule::FlagNonNegative,
+        Types::ROUTER, false, Implemented;
+    /// `ZMQ_TCP_KEEPALIVE`: SO_KEEPALIVE (-1 = OS default).
+    ZMQ_TCP_KEEPALIVE = 34 => tcp_keepalive: i32 = -1, "", Rule::Int { min: -1, max: 1 },
+        Types::ALL, true, Implemented;
+    /// `ZMQ_TCP_KEEPALIVE_CNT`: TCP_KEEPCNT (-1 = OS default).
+    ZMQ_TCP_KEEPALIVE_CNT = 35 => tcp_keepalive_cnt: i32 = -1, "probes",
+        Rule::Int { min: -1, max: ANY }, Types::ALL, true, Implemented;
+    /// `ZMQ_TCP_KEEPALIVE_IDLE`: TCP_KEEPIDLE (-1 = OS default).
+    ZMQ_TCP_KEEPALIVE_IDLE = 36 => tcp_keepalive_idle: i32 = -1, "s",
+        Rule::Int { min: -1, max: ANY }, Types::ALL, true, Implemented;
+    /// `ZMQ_TCP_KEEPALIVE_INTVL`: TCP_KEEPINTVL (-1 = OS default).
+    ZMQ_TCP_KEEPALIVE_INTVL = 37 => tcp_keepalive_intvl: i32 = -1, "s",
+        Rule::Int { min: -1, max: ANY }, Types::ALL, true, Implemented;
+    /// `ZMQ_TCP_ACCEPT_FILTER`: address masks a tcp listener accepts (write-only).
+    ZMQ_TCP_ACCEPT_FILTER = 38 => tcp_accept_filters: Vec<Bytes> = Vec::new(), "",
+        Rule::AcceptFilter, Types::ALL, false, StoredOnly;
+    /// `ZMQ_IMMEDIATE`: queue only to completed connections.
+    ZMQ_IMMEDIATE = 39 => immediate: bool = false, "bool", Rule::Flag01, Types::ALL, true,
+        Implemented;
+    /// `ZMQ_XPUB_VERBOSE`: XPUB passes every subscription up, not only new ones.
+    ZMQ_XPUB_VERBOSE = 40 => xpub_verbose: Held = Held, "bool", Rule::FlagNonNegative,
+        Types::XPUB, false, Implemented;
+    /// `ZMQ_ROUTER_RAW`: raw tcp instead of ZMTP.
+    ZMQ_ROUTER_RAW = 41 => router_raw: bool = false, "bool", Rule::FlagNonNegative,
+        Types::ROUTER, false, StoredOnly;
+    /// `ZMQ_IPV6`: allow IPv6 (and dual-stack binds).
+    ZMQ_IPV6 = 42 => ipv6: bool = false, "bool", Rule::Flag01, Types::ALL, true, Implemented;
+    /// `ZMQ_MECHANISM` (read-only here: NULL = 0 is the only mechanism).
+    ZMQ_MECHANISM = 43 => mechanism: Held = Held, "", Rule::ReadOnly, Types::ALL, true,
+        Implemented;
+    /// `ZMQ_PLAIN_SERVER`: PLAIN is not built, so only 0 (stay NULL) is accepted.
+    ZMQ_PLAIN_SERVER = 44 => plain_server: i32 = 0, "bool", Rule::Int { min: 0, max: 0 },
+        Types::ALL, true, Implemented;
+    /// `ZMQ_PLAIN_USERNAME`: reads ""; only `(NULL, 0)` (stay NULL) is accepted.
+    ZMQ_PLAIN_USERNAME = 45 => plain_username: Bytes = Bytes::new(), "",
+        Rule::Text { max: 0, null_clears: true }, Types::ALL, true, Implemented;
+    /// `ZMQ_PLAIN_PASSWORD`: reads ""; only `(NULL, 0)` (stay NULL) is accepted.
+    ZMQ_PLAIN_PASSWORD = 46 => plain_password: Bytes = Bytes::new(), "",
+        Rule::Text { max: 0, null_clears: true }, Types::ALL, true, Implemented;
+    /// `ZMQ_PROBE_ROUTER`: send an empty message to each new peer.
+    ZMQ_PROBE_ROUTER = 51 => probe_router: bool = false, "bool", Rule::FlagNonNegative,
+        Types::PROBING, false, StoredOnly;
+    /// `ZMQ_REQ_CORRELATE`: REQ prefixes requests with a request-id frame.
+    ZMQ_REQ_CORRELATE = 52 => req_correlate: Held = Held, "bool", Rule::FlagNonNegative,
+        Types::REQ, false, Implemented;
+    /// `ZMQ_REQ_RELAXED`: REQ may send a new request before the reply.
+    ZMQ_REQ_RELAXED = 53 => req_relaxed: Held = Held, "bool", Rule::FlagNonNegative,
+        Types::REQ, false, Implemented;
+    /// `ZMQ_CONFLATE`: on DEALER, PULL, PUSH, PUB and SUB each pipe keeps only the newest
     /// whole message, with no HWM (src/peer.rs decides which types).
-    pub conflate: bool,
-    /// ZMQ_HEARTBEAT_IVL in ms (0 = no PINGs).
-    pub heartbeat_ivl: i32,
-    /// ZMQ_HEARTBEAT_TTL in deciseconds, as it goes on the wire (the option is set in ms).
-    pub heartbeat_ttl: u16,
-    /// ZMQ_HEARTBEAT_TIMEOUT in ms (-1 = the interval, 0 = never).
-    pub heartbeat_timeout: i32,
-    /// ZMQ_STREAM_NOTIFY: STREAM connect/disconnect notifications (libzmq's `raw_notify`).
-    pub stream_notify: bool,
+    ZMQ_CONFLATE = 54 => conflate: bool = false, "bool", Rule::Flag01, Types::ALL, true,
+        Implemented;
+    /// `ZMQ_ZAP_DOMAIN`: the ZAP domain (no ZAP handler is ever asked).
+    ZMQ_ZAP_DOMAIN = 55 => zap_domain: Bytes = Bytes::new(), "",
+        Rule::Text { max: 255, null_clears: false }, Types::ALL, true, StoredOnly;
+    /// `ZMQ_ROUTER_HANDOVER`: a new connection with a known routing id takes it over.
+    ZMQ_ROUTER_HANDOVER = 56 => router_handover: bool = false, "bool", Rule::FlagNonNegative,
+        Types::ROUTER, false, Implemented;
+    /// `ZMQ_TOS`: IP_TOS of tcp connections.
+    ZMQ_TOS = 57 => tos: i32 = 0, "", Rule::Int { min: 0, max: ANY }, Types::ALL, true,
+        StoredOnly;
+    /// `ZMQ_IPC_FILTER_PID`: peer pids an ipc listener accepts (write-only).
+    ZMQ_IPC_FILTER_PID = 58 => ipc_filter_pid: Vec<i32> = Vec::new(), "", Rule::IntSet,
+        Types::ALL, false, StoredOnly;
+    /// `ZMQ_IPC_FILTER_UID`: peer uids an ipc listener accepts (write-only).
+    ZMQ_IPC_FILTER_UID = 59 => ipc_filter_uid: Vec<i32> = Vec::new(), "", Rule::IntSet,
+        Types::ALL, false, StoredOnly;
+    /// `ZMQ_IPC_FILTER_GID`: peer gids an ipc listener accepts (write-only).
+    ZMQ_IPC_FILTER_GID = 60 => ipc_filter_gid: Vec<i32> = Vec::new(), "", Rule::IntSet,
+        Types::ALL, false, StoredOnly;
+    /// `ZMQ_CONNECT_ROUTING_ID`: the routing id a ROUTER gives the peer of its next connect.
+    ZMQ_CONNECT_ROUTING_ID = 61 => connect_routing_id: Option<Bytes> = None, "",
+        Rule::Blob { min: 1, max: usize::MAX }, Types::ROUTING, false, Implemented;
+    /// `ZMQ_HANDSHAKE_IVL`: time allowed for the greeting and handshake (0 = unlimited).
+    ZMQ_HANDSHAKE_IVL = 66 => handshake_ivl: i32 = 30_000, "ms", Rule::Int { min: 0, max: ANY },
+        Types::ALL, true, Implemented;
+    /// `ZMQ_SOCKS_PROXY`: connect through this SOCKS5 proxy.
+    ZMQ_SOCKS_PROXY = 68 => socks_proxy: Bytes = Bytes::new(), "",
+        Rule::Text { max: usize::MAX, null_clears: true }, Types::ALL, true, StoredOnly;
+    /// `ZMQ_XPUB_NODROP`: XPUB/PUB block (EAGAIN) instead of dropping at SNDHWM.
+    ZMQ_XPUB_NODROP = 69 => xpub_nodrop: Held = Held, "bool", Rule::FlagNonNegative,
+        Types::XPUB, false, Implemented;
+    /// `ZMQ_XPUB_MANUAL`: the application decides subscriptions with ZMQ_SUBSCRIBE.
+    ZMQ_XPUB_MANUAL = 71 => xpub_manual: Held = Held, "bool", Rule::FlagNonNegative,
+        Types::XPUB, false, Implemented;
+    /// `ZMQ_XPUB_WELCOME_MSG`: sent to every new subscriber.
+    ZMQ_XPUB_WELCOME_MSG = 72 => xpub_welcome_msg: Held = Held, "", Rule::AnyBytes,
+        Types::XPUB, false, Implemented;
+    /// `ZMQ_STREAM_NOTIFY`: STREAM reports connects and disconnects.
+    ZMQ_STREAM_NOTIFY = 73 => stream_notify: bool = true, "bool", Rule::Flag01, Types::STREAM,
+        false, StoredOnly;
+    /// `ZMQ_INVERT_MATCHING`: deliver what does *not* match the subscriptions.
+    ZMQ_INVERT_MATCHING = 74 => invert_matching: bool = false, "bool", Rule::FlagAny,
+        Types::ALL, true, Implemented;
+    /// `ZMQ_HEARTBEAT_IVL`: ZMTP PINGs on each connection (0 = none).
+    ZMQ_HEARTBEAT_IVL = 75 => heartbeat_ivl: i32 = 0, "ms", Rule::Int { min: 0, max: ANY },
+        Types::ALL, true, Implemented;
+    /// `ZMQ_HEARTBEAT_TTL`: how long the peer may stay silent after our PING; set in ms,
+    /// kept in deciseconds as it goes on the wire.
+    ZMQ_HEARTBEAT_TTL = 76 => heartbeat_ttl: u16 = 0, "ds", Rule::Deciseconds, Types::ALL,
+        true, Implemented;
+    /// `ZMQ_HEARTBEAT_TIMEOUT`: wait for any traffic after a PING (-1 = the interval).
+    ZMQ_HEARTBEAT_TIMEOUT = 77 => heartbeat_timeout: i32 = -1, "ms",
+        Rule::Int { min: 0, max: ANY }, Types::ALL, true, Implemented;
+    /// `ZMQ_XPUB_VERBOSER`: XPUB passes every subscription and unsubscription up.
+    ZMQ_XPUB_VERBOSER = 78 => xpub_verboser: Held = Held, "bool", Rule::FlagNonNegative,
+        Types::XPUB, false, Implemented;
+    /// `ZMQ_CONNECT_TIMEOUT`: give up a tcp connect attempt after this long (0 = the OS's).
+    ZMQ_CONNECT_TIMEOUT = 79 => connect_timeout: i32 = 0, "ms", Rule::Int { min: 0, max: ANY },
+        Types::ALL, true, StoredOnly;
+    /// `ZMQ_TCP_MAXRT`: TCP_USER_TIMEOUT-style retransmission limit (0 = the OS's).
+    ZMQ_TCP_MAXRT = 80 => tcp_maxrt: i32 = 0, "ms", Rule::Int { min: 0, max: ANY }, Types::ALL,
+        true, StoredOnly;
+    /// `ZMQ_THREAD_SAFE` (read-only: 0, no thread-safe socket types).
+    ZMQ_THREAD_SAFE = 81 => thread_safe: Held = Held, "bool", Rule::ReadOnly, Types::ALL, true,
+        Implemented;
+    /// `ZMQ_MULTICAST_MAXTPDU` (pgm/norm only).
+    ZMQ_MULTICAST_MAXTPDU = 84 => multicast_maxtpdu: i32 = 1500, "bytes",
+        Rule::Int { min: 1, max: ANY }, Types::ALL, true, StoredOnly;
+    /// `ZMQ_USE_FD`: bind on this already-open listening descriptor (-1 = none).
+    ZMQ_USE_FD = 89 => use_fd: i32 = -1, "fd", Rule::Int { min: -1, max: ANY }, Types::ALL,
+        true, StoredOnly;
+    /// `ZMQ_BINDTODEVICE`: SO_BINDTODEVICE for tcp connections and listeners.
+    ZMQ_BINDTODEVICE = 92 => bindtodevice: Bytes = Bytes::new(), "",
+        Rule::Text { max: 16, null_clears: true }, Types::ALL, true, StoredOnly;
+    /// `ZMQ_ZAP_ENFORCE_DOMAIN` (draft number, answered by non-draft libzmq 4.3 too).
+    ZMQ_ZAP_ENFORCE_DOMAIN = 93 => zap_enforce_domain: bool = false, "bool", Rule::FlagAny,
+        Types::ALL, true, StoredOnly;
+    /// `ZMQ_LOOPBACK_FASTPATH` (draft number; Windows-only behaviour in libzmq).
+    ZMQ_LOOPBACK_FASTPATH = 94 => loopback_fastpath: bool = false, "bool", Rule::FlagAny,
+        Types::ALL, true, StoredOnly;
+    /// `ZMQ_MULTICAST_LOOP` (draft number; pgm/norm only).
+    ZMQ_MULTICAST_LOOP = 96 => multicast_loop: bool = true, "bool", Rule::FlagAny, Types::ALL,
+        true, StoredOnly;
 }
 
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            sndhwm: 1000,
-            rcvhwm: 1000,
-            linger: -1,
-            sndtimeo: -1,
-            rcvtimeo: -1,
-            routing_id: Bytes::new(),
-            connect_routing_id: None,
-            reconnect_ivl: 100,
-            reconnect_ivl_max: 0,
-            handshake_ivl: 30_000,
-            sndbuf: -1,
-            rcvbuf: -1,
-            maxmsgsize: -1,
-            immediate: false,
-            tcp_keepalive: -1,
-            tcp_keepalive_cnt: -1,
-            tcp_keepalive_idle: -1,
-            tcp_keepalive_intvl: -1,
-            ipv6: false,
-            backlog: 100,
-            router_mandatory: false,
-            router_handover: false,
-            affinity: 0,
-            conflate: false,
-            heartbeat_ivl: 0,
-            heartbeat_ttl: 0,
-            heartbeat_timeout: -1,
-            stream_notify: true,
-        }
-    }
-}
-
-/// Reads a C `int` option value.
-pub(crate) fn int_value(value: &[u8]) -> Result<i32> {
-    let bytes: [u8; 4] = value.try_into().map_err(|_| Error::Invalid)?;
-    Ok(i32::from_ne_bytes(bytes))
-}
-
-fn at_least(value: &[u8], min: i32) -> Result<i32> {
-    let v = int_value(value)?;
-    if v < min {
-        return Err(Error::Invalid);
-    }
-    Ok(v)
-}
-
-fn boolean(value: &[u8]) -> Result<bool> {
-    match int_value(value)? {
-        0 => Ok(false),
-        1 => Ok(true),
-        _ => Err(Error::Invalid),
-    }
-}
-
-/// A routing id: 1..=255 bytes, and libzmq refuses one starting with a zero byte (those are
-/// reserved for generated ids).
-fn routing_id(value: &[u8]) -> Result<Bytes> {
-    if value.is_empty() || value.len() > 255 || value[0] == 0 {
-        return Err(Error::Invalid);
-    }
-    Ok(Bytes::copy_from_slice(value))
-}
-
+/// Reads an option from `TABLE`'s slots after the caller checked the socket type.
 impl Options {
-    /// Sets an option stored in this struct; `Err(NotSup)`-free: unknown numbers are EINVAL.
-    pub(crate) fn set(&mut self, option: i32, value: &[u8]) -> Result<()> {
+    /// Sets an option held in this struct. EINVAL for an unknown number or a bad value.
+    pub(crate) fn set(&mut self, option: i32, value: Input<'_>) -> Result<()> {
+        let spec = spec(option).ok_or(Error::Invalid)?;
         match option {
-            ZMQ_SNDHWM => self.sndhwm = at_least(value, 0)?,
-            ZMQ_RCVHWM => self.rcvhwm = at_least(value, 0)?,
-            ZMQ_LINGER => self.linger = at_least(value, -1)?,
-            ZMQ_SNDTIMEO => self.sndtimeo = at_least(value, -1)?,
-            ZMQ_RCVTIMEO => self.rcvtimeo = at_least(value, -1)?,
-            ZMQ_ROUTING_ID => self.routing_id = routing_id(value)?,
-            ZMQ_CONNECT_ROUTING_ID => self.connect_routing_id = Some(routing_id(value)?),
-            ZMQ_RECONNECT_IVL => self.reconnect_ivl = at_least(value, -1)?,
-            ZMQ_RECONNECT_IVL_MAX => self.reconnect_ivl_max = at_least(value, 0)?,
-            ZMQ_HANDSHAKE_IVL => self.handshake_ivl = at_least(value, 0)?,
-            ZMQ_SNDBUF => self.sndbuf = at_least(value, -1)?,
-            ZMQ_RCVBUF => self.rcvbuf = at_least(value, -1)?,
-            ZMQ_MAXMSGSIZE => {
-                let bytes: [u8; 8] = value.try_into().map_err(|_| Error::Invalid)?;
-                let v = i64::from_ne_bytes(bytes);
-                if v < -1 {
-                    return Err(Error::Invalid);
-                }
-                self.maxmsgsize = v;
+            ZMQ_IPV4ONLY => {
+                let mut v4 = false;
+                v4.set(spec.rule, value)?;
+                self.ipv6 = !v4;
+                Ok(())
             }
-            ZMQ_IMMEDIATE => self.immediate = boolean(value)?,
-            ZMQ_TCP_KEEPALIVE => {
-                let v = int_value(value)?;
-                if !(-1..=1).contains(&v) {
-                    return Err(Error::Invalid);
-                }
-                self.tcp_keepalive = v;
-            }
-            ZMQ_TCP_KEEPALIVE_CNT => self.tcp_keepalive_cnt = at_least(value, -1)?,
-            ZMQ_TCP_KEEPALIVE_IDLE => self.tcp_keepalive_idle = at_least(value, -1)?,
-            ZMQ_TCP_KEEPALIVE_INTVL => self.tcp_keepalive_intvl = at_least(value, -1)?,
-            ZMQ_IPV6 => self.ipv6 = boolean(value)?,
-            ZMQ_IPV4ONLY => self.ipv6 = !boolean(value)?,
-            ZMQ_BACKLOG => self.backlog = at_least(value, 0)?,
-            ZMQ_ROUTER_MANDATORY => self.router_mandatory = boolean(value)?,
-            ZMQ_ROUTER_HANDOVER => self.router_handover = boolean(value)?,
-            ZMQ_AFFINITY => {
-                let bytes: [u8; 8] = value.try_into().map_err(|_| Error::Invalid)?;
-                self.affinity = u64::from_ne_bytes(bytes);
-            }
-            ZMQ_CONFLATE => self.conflate = int_value(value)? != 0,
-            ZMQ_HEARTBEAT_IVL => self.heartbeat_ivl = at_least(value, 0)?,
-            // libzmq reads it as a relaxed boolean (any non-zero int is on) and, write-only,
-            // answers getsockopt with EINVAL.
-            ZMQ_STREAM_NOTIFY => self.stream_notify = int_value(value)? != 0,
-            ZMQ_HEARTBEAT_TIMEOUT => self.heartbeat_timeout = at_least(value, 0)?,
-            // libzmq divides first (so -99..=99 all mean 0) and keeps what fits the wire's
-            // 16 bits.
-            ZMQ_HEARTBEAT_TTL => {
-                self.heartbeat_ttl =
-                    u16::try_from(int_value(value)? / 100).map_err(|_| Error::Invalid)?;
-            }
-            _ => return Err(Error::Invalid),
+            ZMQ_TCP_ACCEPT_FILTER => self.set_accept_filter(value),
+            _ => self
+                .slot_mut(option)
+                .ok_or(Error::Invalid)?
+                .set(spec.rule, value),
         }
-        Ok(())
     }
 
-    /// Writes an option stored in this struct into `out`; `None` if the number is not one of
-    /// them (the socket answers the dynamic ones).
+    /// Writes an option held in this struct into `out` (the caller's whole buffer); `None` if
+    /// the socket answers it.
     pub(crate) fn get(&self, option: i32, out: &mut [u8]) -> Option<Result<usize>> {
-        match option {
-            ZMQ_SNDHWM => Some(put(out, &(self.sndhwm).to_ne_bytes())),
-            ZMQ_RCVHWM => Some(put(out, &(self.rcvhwm).to_ne_bytes())),
-            ZMQ_LINGER => Some(put(out, &(self.linger).to_ne_bytes())),
-            ZMQ_SNDTIMEO => Some(put(out, &(self.sndtimeo).to_ne_bytes())),
-            ZMQ_RCVTIMEO => Some(put(out, &(self.rcvtimeo).to_ne_bytes())),
-            ZMQ_ROUTING_ID => Some(put(out, &self.routing_id)),
-            ZMQ_RECONNECT_IVL => Some(put(out, &(self.reconnect_ivl).to_ne_bytes())),
-            ZMQ_RECONNECT_IVL_MAX => Some(put(out, &(self.reconnect_ivl_max).to_ne_bytes())),
-            ZMQ_HANDSHAKE_IVL => Some(put(out, &(self.handshake_ivl).to_ne_bytes())),
-            ZMQ_SNDBUF => Some(put(out, &(self.sndbuf).to_ne_bytes())),
-            ZMQ_RCVBUF => Some(put(out, &(self.rcvbuf).to_ne_bytes())),
-            ZMQ_MAXMSGSIZE => Some(put(out, &self.maxmsgsize.to_ne_bytes())),
-            ZMQ_IMMEDIATE => Some(put(out, &(i32::from(self.immediate)).to_ne_bytes())),
-            ZMQ_TCP_KEEPALIVE => Some(put(out, &(self.tcp_keepalive).to_ne_bytes())),
-            ZMQ_TCP_KEEPALIVE_CNT => Some(put(out, &(self.tcp_keepalive_cnt).to_ne_bytes())),
-            ZMQ_TCP_KEEPALIVE_IDLE => Some(put(out, &(self.tcp_keepalive_idle).to_ne_bytes())),
-            ZMQ_TCP_KEEPALIVE_INTVL => Some(put(out, &(self.tcp_keepalive_intvl).to_ne_bytes())),
-            ZMQ_IPV6 => Some(put(out, &(i32::from(self.ipv6)).to_ne_bytes())),
-            ZMQ_IPV4ONLY => Some(put(out, &(i32::from(!self.ipv6)).to_ne_bytes())),
-            ZMQ_BACKLOG => Some(put(out, &(self.backlog).to_ne_bytes())),
-            ZMQ_ROUTER_MANDATORY => {
-                Some(put(out, &(i32::from(self.router_mandatory)).to_ne_bytes()))
-            }
-            ZMQ_ROUTER_HANDOVER => Some(put(out, &(i32::from(self.router_handover)).to_ne_bytes())),
-            ZMQ_AFFINITY => Some(put(out, &self.affinity.to_ne_bytes())),
-            ZMQ_CONFLATE => Some(put(out, &(i32::from(self.conflate)).to_ne_bytes())),
-            ZMQ_HEARTBEAT_IVL => Some(put(out, &self.heartbeat_ivl.to_ne_bytes())),
-            ZMQ_HEARTBEAT_TIMEOUT => Some(put(out, &self.heartbeat_timeout.to_ne_bytes())),
-            ZMQ_HEARTBEAT_TTL => Some(put(
-                out,
-                &(i32::from(self.heartbeat_ttl) * 100).to_ne_bytes(),
-            )),
-            _ => None,
+        let spec = spec(option)?;
+        if !spec.readable {
+            return Some(Err(Error::Invalid));
         }
+        match option {
+            ZMQ_IPV4ONLY => Some((!self.ipv6).get(spec.rule, out)),
+            ZMQ_RCVMORE | ZMQ_FD | ZMQ_EVENTS | ZMQ_TYPE | ZMQ_LAST_ENDPOINT => None,
+            ZMQ_MECHANISM => Some(0i32.get(spec.rule, out)),
+            // libzmq's do_getsockopt<int>: at least sizeof (int), the rest zero-filled.
+            ZMQ_THREAD_SAFE => Some(put(out, &0i32.to_ne_bytes())),
+            _ => self.slot(option).map(|s| s.get(spec.rule, out)),
+        }
+    }
+
+    /// libzmq's `tcp_address_mask_t::resolve`: an IP address, optionally `/bits`; an IPv6 one
+    /// only with ZMQ_IPV6 on; `(NULL, 0)` clears the list.
+    fn set_accept_filter(&mut self, value: Input<'_>) -> Result<()> {
+        if value.bytes.is_empty() {
+            if value.null {
+                self.tcp_accept_filters.clear();
+                return Ok(());
+            }
+            return Err(Error::Invalid);
+        }
+        if value.bytes.len() > 255 {
+            return Err(Error::Invalid);
+        }
+        let text = std::str::from_utf8(value.bytes).map_err(|_| Error::Invalid)?;
+        let (addr, bits) = match text.split_once('/') {
+            Some((a, b)) => (a, Some(b)),
+            None => (text, None),
+        };
+        let addr: std::net::IpAddr = addr.parse().map_err(|_| Error::Invalid)?;
+        if addr.is_ipv6() && !self.ipv6 {
+            return Err(Error::Invalid);
+        }
+        let full = if addr.is_ipv6() { 128 } else { 32 };
+        if let Some(bits) = bits {
+            let n: u32 = bits.parse().map_err(|_| Error::Invalid)?;
+            if n > full || bits.is_empty() {
+                return Err(Error::Invalid);
+            }
+        }
+        self.tcp_accept_filters
+            .push(Bytes::copy_from_slice(value.bytes));
+        Ok(())
     }
 
     /// The most bytes an inbound message may have, as the frame decoder wants it.
     pub(crate) fn max_msg_size(&self) -> Option<u64> {
         u64::try_from(self.maxmsgsize).ok()
     }
-}
-
-/// Copies `value` into `out`, refusing (EINVAL) a buffer too small, as libzmq does.
-pub(crate) fn put(out: &mut [u8], value: &[u8]) -> Result<usize> {
-    let dst = out.get_mut(..value.len()).ok_or(Error::Invalid)?;
-    dst.copy_from_slice(value);
-    Ok(value.len())
 }
 
 /// A HWM as the pipe wants it (0 = unlimited).
@@ -355,18 +451,26 @@ mod tests {
     #[test]
     fn int_options_round_trip_with_libzmq_defaults() {
         let mut o = Options::default();
-        let mut out = [0u8; 8];
+        let mut out = [0u8; 4];
         assert_eq!(o.get(ZMQ_SNDHWM, &mut out), Some(Ok(4)));
         assert_eq!(i32::from_ne_bytes(out[..4].try_into().unwrap()), 1000);
-        o.set(ZMQ_SNDHWM, &5i32.to_ne_bytes()).unwrap();
+        o.set(ZMQ_SNDHWM, Input::of(&5i32.to_ne_bytes())).unwrap();
         assert_eq!(o.sndhwm, 5);
         assert_eq!(
-            o.set(ZMQ_SNDHWM, &(-1i32).to_ne_bytes()),
+            o.set(ZMQ_SNDHWM, Input::of(&(-1i32).to_ne_bytes())),
             Err(Error::Invalid)
         );
-        assert_eq!(o.set(ZMQ_SNDHWM, &[1, 2]), Err(Error::Invalid));
-        assert_eq!(o.set(9999, &1i32.to_ne_bytes()), Err(Error::Invalid));
+        assert_eq!(o.set(ZMQ_SNDHWM, Input::of(&[1, 2])), Err(Error::Invalid));
+        assert_eq!(
+            o.set(9999, Input::of(&1i32.to_ne_bytes())),
+            Err(Error::Invalid)
+        );
         assert_eq!(o.get(9999, &mut out), None);
+        assert_eq!(
+            o.get(ZMQ_SNDHWM, &mut [0u8; 8]),
+            Some(Err(Error::Invalid)),
+            "ints need exactly sizeof (int), as libzmq"
+        );
     }
 
     #[test]
@@ -380,26 +484,33 @@ mod tests {
         assert_eq!(get(&o, ZMQ_HEARTBEAT_IVL), 0);
         assert_eq!(get(&o, ZMQ_HEARTBEAT_TTL), 0);
         assert_eq!(get(&o, ZMQ_HEARTBEAT_TIMEOUT), -1);
-        o.set(ZMQ_HEARTBEAT_IVL, &250i32.to_ne_bytes()).unwrap();
-        o.set(ZMQ_HEARTBEAT_TIMEOUT, &0i32.to_ne_bytes()).unwrap();
+        o.set(ZMQ_HEARTBEAT_IVL, Input::of(&250i32.to_ne_bytes()))
+            .unwrap();
+        o.set(ZMQ_HEARTBEAT_TIMEOUT, Input::of(&0i32.to_ne_bytes()))
+            .unwrap();
         // The TTL travels in deciseconds: 1,234 ms is stored (and read back) as 1,200.
-        o.set(ZMQ_HEARTBEAT_TTL, &1234i32.to_ne_bytes()).unwrap();
+        o.set(ZMQ_HEARTBEAT_TTL, Input::of(&1234i32.to_ne_bytes()))
+            .unwrap();
         assert_eq!(o.heartbeat_ttl, 12);
         assert_eq!(get(&o, ZMQ_HEARTBEAT_TTL), 1200);
-        o.set(ZMQ_HEARTBEAT_TTL, &6_553_599i32.to_ne_bytes())
+        o.set(ZMQ_HEARTBEAT_TTL, Input::of(&6_553_599i32.to_ne_bytes()))
             .unwrap();
         assert_eq!(o.heartbeat_ttl, u16::MAX);
         // libzmq divides before it checks: -99 is 0, -100 and 6,553,600 are refused.
-        o.set(ZMQ_HEARTBEAT_TTL, &(-99i32).to_ne_bytes()).unwrap();
+        o.set(ZMQ_HEARTBEAT_TTL, Input::of(&(-99i32).to_ne_bytes()))
+            .unwrap();
         assert_eq!(o.heartbeat_ttl, 0);
         for bad in [-100i32, 6_553_600] {
             assert_eq!(
-                o.set(ZMQ_HEARTBEAT_TTL, &bad.to_ne_bytes()),
+                o.set(ZMQ_HEARTBEAT_TTL, Input::of(&bad.to_ne_bytes())),
                 Err(Error::Invalid)
             );
         }
         for opt in [ZMQ_HEARTBEAT_IVL, ZMQ_HEARTBEAT_TIMEOUT] {
-            assert_eq!(o.set(opt, &(-1i32).to_ne_bytes()), Err(Error::Invalid));
+            assert_eq!(
+                o.set(opt, Input::of(&(-1i32).to_ne_bytes())),
+                Err(Error::Invalid)
+            );
         }
         assert_eq!(get(&o, ZMQ_HEARTBEAT_IVL), 250);
         assert_eq!(get(&o, ZMQ_HEARTBEAT_TIMEOUT), 0);
@@ -408,13 +519,14 @@ mod tests {
     #[test]
     fn routing_id_rules() {
         let mut o = Options::default();
-        o.set(ZMQ_ROUTING_ID, b"abc").unwrap();
+        o.set(ZMQ_ROUTING_ID, Input::of(b"abc")).unwrap();
         let mut out = [0u8; 255];
         assert_eq!(o.get(ZMQ_ROUTING_ID, &mut out), Some(Ok(3)));
-        assert_eq!(o.set(ZMQ_ROUTING_ID, b""), Err(Error::Invalid));
-        assert_eq!(o.set(ZMQ_ROUTING_ID, &[0, 1]), Err(Error::Invalid));
+        assert_eq!(o.set(ZMQ_ROUTING_ID, Input::of(b"")), Err(Error::Invalid));
+        // libzmq's options.cpp takes any 1..=255 bytes, a leading zero too.
+        o.set(ZMQ_ROUTING_ID, Input::of(&[0, 1])).unwrap();
         assert_eq!(
-            o.get(ZMQ_ROUTING_ID, &mut out[..2]),
+            o.get(ZMQ_ROUTING_ID, &mut out[..1]),
             Some(Err(Error::Invalid))
         );
     }
@@ -422,13 +534,15 @@ mod tests {
     #[test]
     fn booleans_accept_only_zero_and_one() {
         let mut o = Options::default();
-        o.set(ZMQ_IMMEDIATE, &1i32.to_ne_bytes()).unwrap();
+        o.set(ZMQ_IMMEDIATE, Input::of(&1i32.to_ne_bytes()))
+            .unwrap();
         assert!(o.immediate);
         assert_eq!(
-            o.set(ZMQ_IMMEDIATE, &2i32.to_ne_bytes()),
+            o.set(ZMQ_IMMEDIATE, Input::of(&2i32.to_ne_bytes())),
             Err(Error::Invalid)
         );
-        o.set(ZMQ_MAXMSGSIZE, &100i64.to_ne_bytes()).unwrap();
+        o.set(ZMQ_MAXMSGSIZE, Input::of(&100i64.to_ne_bytes()))
+            .unwrap();
         assert_eq!(o.max_msg_size(), Some(100));
     }
 }

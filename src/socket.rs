@@ -74,10 +74,6 @@ pub struct Socket {
     _active: ActivityGuard,
 }
 
-fn put_int(out: &mut [u8], v: i32) -> Result<usize> {
-    option::put(out, &v.to_ne_bytes())
-}
-
 /// When a blocking send or receive gives up. The clock is read only before the first wait,
 /// as libzmq does, so a call that completes at once costs no `clock_gettime`.
 #[derive(Debug, Clone, Copy)]
@@ -513,60 +509,62 @@ impl Socket {
         self.rcvmore
     }
 
-    /// Sets an option by libzmq's number and raw value bytes (C `int`s in native order).
+    /// Sets an option by libzmq's number and raw value bytes (C `int`s in native order), under
+    /// the rules of [`option::TABLE`].
     pub fn set_option_raw(&mut self, option: i32, value: &[u8]) -> Result<()> {
+        self.set_option_input(option, option::Input::of(value))
+    }
+
+    /// [`Socket::set_option_raw`] with the C caller's NULL-ness of the value (libzmq clears
+    /// some string options on `(NULL, 0)` and refuses `("", 0)`).
+    pub fn set_option_input(&mut self, option: i32, value: option::Input<'_>) -> Result<()> {
         if self.ctx.is_terminated() {
             return Err(Error::Term);
         }
-        match option {
-            option::ZMQ_ROUTER_MANDATORY | option::ZMQ_ROUTER_HANDOVER
-                if self.kind != SocketType::Router =>
-            {
+        let spec = option::spec(option).ok_or(Error::Invalid)?;
+        if !spec.types.contains(self.kind.to_raw()) {
+            return Err(Error::Invalid);
+        }
+        // The table checks and stores the value; the pattern then acts on its own options.
+        self.options.set(option, value)?;
+        let mut core = self.shared.lock();
+        core.options = self.options.clone();
+        let r = match core.pattern.set_option(option, value.bytes) {
+            Some(r) => r,
+            None if matches!(option, option::ZMQ_SUBSCRIBE | option::ZMQ_UNSUBSCRIBE) => {
                 Err(Error::Invalid)
             }
-            _ => {
-                let mut core = self.shared.lock();
-                let own = core.pattern.set_option(option, value);
-                let r = match own {
-                    Some(r) => r,
-                    None if matches!(option, option::ZMQ_SUBSCRIBE | option::ZMQ_UNSUBSCRIBE) => {
-                        Err(Error::Invalid)
-                    }
-                    None => {
-                        let r = self.options.set(option, value);
-                        core.options = self.options.clone();
-                        r
-                    }
-                };
-                self.shared.unlock(core);
-                r
-            }
-        }
+            None => Ok(()),
+        };
+        self.shared.unlock(core);
+        r
     }
 
-    /// Reads an option by libzmq's number into `out`; returns the length written.
+    /// Reads an option by libzmq's number into `out` (the caller's whole buffer, whose size
+    /// the table's rule checks); returns the length written.
     pub fn get_option_raw(&self, option: i32, out: &mut [u8]) -> Result<usize> {
         if self.ctx.is_terminated() {
             return Err(Error::Term);
         }
+        // libzmq's do_getsockopt<int> for the socket's own values: at least sizeof (int), the
+        // rest zero-filled.
+        let own = |v: i32, out: &mut [u8]| option::put(out, &v.to_ne_bytes());
         match option {
-            option::ZMQ_TYPE => put_int(out, self.kind.to_raw()),
-            option::ZMQ_RCVMORE => put_int(out, i32::from(self.rcvmore)),
-            option::ZMQ_FD => put_int(out, self.fd()),
-            option::ZMQ_EVENTS => put_int(out, i32::from(self.current_events().bits())),
+            option::ZMQ_RCVMORE => own(i32::from(self.rcvmore), out),
+            option::ZMQ_FD => own(self.fd(), out),
+            option::ZMQ_EVENTS => own(i32::from(self.current_events().bits()), out),
+            option::ZMQ_TYPE => option::put_exact(out, &self.kind.to_raw().to_ne_bytes()),
             option::ZMQ_LAST_ENDPOINT => {
                 // A C string, with its NUL, as libzmq returns it.
                 let mut s = self.last_endpoint.clone().into_bytes();
                 s.push(0);
                 option::put(out, &s)
             }
-            option::ZMQ_MECHANISM => put_int(out, 0),
             _ => {
                 let core = self.shared.lock();
                 let own = core.pattern.get_option(option, out);
                 self.shared.unlock(core);
-                own.or_else(|| self.options.get(option, out))
-                    .unwrap_or(Err(Error::Invalid))
+                own.unwrap_or_else(|| self.options.get(option, out).unwrap_or(Err(Error::Invalid)))
             }
         }
     }

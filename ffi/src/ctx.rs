@@ -20,7 +20,9 @@ use ferromq::{Context, Socket, SocketType};
 use crate::boundary::{guard, Errno};
 use crate::consts::{
     ZMQ_BLOCKY, ZMQ_IO_THREADS, ZMQ_IO_THREADS_DFLT, ZMQ_IPV6, ZMQ_MAX_MSGSZ, ZMQ_MAX_SOCKETS,
-    ZMQ_MAX_SOCKETS_DFLT, ZMQ_MSG_T_SIZE, ZMQ_SOCKET_LIMIT,
+    ZMQ_MAX_SOCKETS_DFLT, ZMQ_MSG_T_SIZE, ZMQ_SOCKET_LIMIT, ZMQ_THREAD_AFFINITY_CPU_ADD,
+    ZMQ_THREAD_AFFINITY_CPU_REMOVE, ZMQ_THREAD_NAME_PREFIX, ZMQ_THREAD_PRIORITY,
+    ZMQ_THREAD_PRIORITY_DFLT, ZMQ_THREAD_SCHED_POLICY, ZMQ_THREAD_SCHED_POLICY_DFLT,
 };
 use crate::errno::{EFAULT, EINVAL, EMFILE};
 use crate::registry::Registry;
@@ -32,14 +34,24 @@ const SOCKET_LIMIT: c_int = 65_535;
 
 static CONTEXTS: Registry = Registry::new();
 
-/// The options `zmq_ctx_set` stores, with libzmq's defaults.
-#[derive(Debug, Clone, Copy)]
+/// `ZMQ_ZERO_COPY_RECV`: a draft number that a non-draft libzmq 4.3 answers too.
+const ZMQ_ZERO_COPY_RECV: c_int = 10;
+
+/// The options `zmq_ctx_set` stores, with libzmq's defaults (ctx.cpp). The thread options are
+/// stored and read back only: ferromq's I/O threads keep the OS's scheduling, affinity and
+/// names (docs/compatibility.md, "Context options").
+#[derive(Debug, Clone)]
 struct Config {
     io_threads: c_int,
     max_sockets: c_int,
     ipv6: bool,
     blocky: bool,
     max_msgsz: c_int,
+    zero_copy: bool,
+    thread_sched_policy: c_int,
+    thread_priority: c_int,
+    thread_affinity: Vec<c_int>,
+    thread_name_prefix: String,
 }
 
 impl Default for Config {
@@ -50,6 +62,11 @@ impl Default for Config {
             ipv6: false,
             blocky: true,
             max_msgsz: c_int::MAX,
+            zero_copy: true,
+            thread_sched_policy: ZMQ_THREAD_SCHED_POLICY_DFLT,
+            thread_priority: ZMQ_THREAD_PRIORITY_DFLT,
+            thread_affinity: Vec::new(),
+            thread_name_prefix: String::new(),
         }
     }
 }
@@ -77,22 +94,25 @@ impl CtxShared {
         if self.terminating.load(Ordering::Acquire) {
             return Err(Errno(ferromq::ETERM));
         }
-        let config = *lock(&self.config);
+        let config = lock(&self.config).clone();
         let max = usize::try_from(config.max_sockets).unwrap_or(0);
         if self.sockets.fetch_add(1, Ordering::AcqRel) >= max {
             self.sockets.fetch_sub(1, Ordering::AcqRel);
             return Err(Errno(EMFILE));
         }
-        let opened = self.runtime_context(config).socket(kind).and_then(|mut s| {
-            if config.ipv6 {
-                s.set_ipv6(true)?;
-            }
-            if !config.blocky {
-                // libzmq: a non-blocky context gives new sockets a linger of 0.
-                s.set_linger(0)?;
-            }
-            Ok(s)
-        });
+        let opened = self
+            .runtime_context(&config)
+            .socket(kind)
+            .and_then(|mut s| {
+                if config.ipv6 {
+                    s.set_ipv6(true)?;
+                }
+                if !config.blocky {
+                    // libzmq: a non-blocky context gives new sockets a linger of 0.
+                    s.set_linger(0)?;
+                }
+                Ok(s)
+            });
         opened.map_err(|e| {
             self.sockets.fetch_sub(1, Ordering::AcqRel);
             Errno(e.errno())
@@ -109,7 +129,7 @@ impl CtxShared {
         self.sockets.fetch_sub(1, Ordering::AcqRel);
     }
 
-    fn runtime_context(&self, config: Config) -> Context {
+    fn runtime_context(&self, config: &Config) -> Context {
         lock(&self.runtime)
             .get_or_insert_with(|| {
                 self.io_threads.store(config.io_threads, Ordering::Release);
@@ -135,12 +155,29 @@ impl CtxShared {
 
     fn set(&self, option: c_int, value: c_int) -> Result<(), Errno> {
         let mut c = lock(&self.config);
+        // ZMQ_THREAD_PRIORITY shares number 3 with ZMQ_SOCKET_LIMIT: set means the former.
         match option {
-            ZMQ_MAX_SOCKETS if (1..=SOCKET_LIMIT).contains(&value) => c.max_sockets = value,
+            ZMQ_MAX_SOCKETS if value >= 1 => c.max_sockets = value,
             ZMQ_IO_THREADS if value >= 0 => c.io_threads = value,
             ZMQ_IPV6 if value >= 0 => c.ipv6 = value != 0,
             ZMQ_BLOCKY if value >= 0 => c.blocky = value != 0,
             ZMQ_MAX_MSGSZ if value >= 0 => c.max_msgsz = value,
+            ZMQ_ZERO_COPY_RECV if value >= 0 => c.zero_copy = value != 0,
+            ZMQ_THREAD_SCHED_POLICY if value >= 0 => c.thread_sched_policy = value,
+            ZMQ_THREAD_PRIORITY if value >= 0 => c.thread_priority = value,
+            ZMQ_THREAD_AFFINITY_CPU_ADD if value >= 0 => {
+                if !c.thread_affinity.contains(&value) {
+                    c.thread_affinity.push(value);
+                }
+            }
+            ZMQ_THREAD_AFFINITY_CPU_REMOVE if value >= 0 => {
+                let before = c.thread_affinity.len();
+                c.thread_affinity.retain(|&cpu| cpu != value);
+                if c.thread_affinity.len() == before {
+                    return Err(Errno(EINVAL));
+                }
+            }
+            ZMQ_THREAD_NAME_PREFIX => c.thread_name_prefix = value.to_string(),
             _ => return Err(Errno(EINVAL)),
         }
         Ok(())
@@ -156,6 +193,10 @@ impl CtxShared {
             ZMQ_BLOCKY => c_int::from(c.blocky),
             ZMQ_MAX_MSGSZ => c.max_msgsz,
             ZMQ_MSG_T_SIZE => 64,
+            ZMQ_ZERO_COPY_RECV => c_int::from(c.zero_copy),
+            ZMQ_THREAD_SCHED_POLICY => c.thread_sched_policy,
+            // libzmq answers with atoi() of the stored prefix.
+            ZMQ_THREAD_NAME_PREFIX => c.thread_name_prefix.parse().unwrap_or(0),
             _ => return Err(Errno(EINVAL)),
         })
     }

@@ -1,44 +1,17 @@
-//! `zmq_setsockopt` / `zmq_getsockopt`: the runtime's raw option API, with libzmq's rules on
-//! the caller's buffer sizes.
-//!
-//! libzmq reads most integer options only into a buffer of exactly `sizeof (int)` (its
-//! `options_t::getsockopt` compares for equality), the socket's own ones (`ZMQ_RCVMORE`,
-//! `ZMQ_FD`, `ZMQ_EVENTS`) into one at least that large, the 64-bit ones (`ZMQ_AFFINITY`,
-//! `ZMQ_MAXMSGSIZE`) into exactly 8 bytes, and strings and blobs into one large enough for
-//! the value (`ZMQ_LAST_ENDPOINT` with its NUL). Anything else is `EINVAL`; on success
-//! `*optvallen` becomes the size written.
+//! `zmq_setsockopt` / `zmq_getsockopt`: the runtime's option table
+//! ([`ferromq::option::TABLE`]) with the C caller's buffer passed whole, so the table's rules
+//! decide what libzmq decides: integer options need exactly `sizeof (int)` bytes (8 for the
+//! 64-bit ones), the socket's own values (`ZMQ_RCVMORE`, `ZMQ_FD`, `ZMQ_EVENTS`) at least that,
+//! strings and blobs a buffer large enough for the value (`ZMQ_LAST_ENDPOINT` with its NUL), the
+//! rest of which is zero-filled. On success `*optvallen` becomes the size written.
 
 use core::ffi::{c_int, c_void};
 
-use ferromq::option::{
-    ZMQ_AFFINITY, ZMQ_EVENTS, ZMQ_FD, ZMQ_LAST_ENDPOINT, ZMQ_MAXMSGSIZE, ZMQ_RCVMORE,
-    ZMQ_ROUTING_ID, ZMQ_SNDTIMEO,
-};
+use ferromq::option::{Input, ZMQ_SNDTIMEO};
 
 use crate::boundary::{guard, non_null, Errno};
-use crate::errno::{EFAULT, EINVAL};
+use crate::errno::EFAULT;
 use crate::socket::{errno_of, registered_socket};
-
-/// How large the caller's buffer must be for an option.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Size {
-    /// Exactly this many bytes.
-    Exactly(usize),
-    /// At least this many bytes.
-    AtLeast(usize),
-    /// A string or blob: the runtime checks it fits.
-    Value,
-}
-
-fn size_rule(option: c_int) -> Size {
-    const INT: usize = core::mem::size_of::<c_int>();
-    match option {
-        ZMQ_RCVMORE | ZMQ_FD | ZMQ_EVENTS => Size::AtLeast(INT),
-        ZMQ_AFFINITY | ZMQ_MAXMSGSIZE => Size::Exactly(8),
-        ZMQ_ROUTING_ID | ZMQ_LAST_ENDPOINT => Size::Value,
-        _ => Size::Exactly(INT),
-    }
-}
 
 /// Sets a socket option: `optval` holds `optvallen` bytes (a C `int` for integer options).
 ///
@@ -62,9 +35,13 @@ pub unsafe extern "C" fn zmq_setsockopt(
             // SAFETY: non-NULL and readable for `optvallen` bytes per the contract.
             unsafe { core::slice::from_raw_parts(optval.cast(), optvallen) }
         };
+        let input = Input {
+            bytes: value,
+            null: optval.is_null(),
+        };
         handle
             .socket
-            .set_option_raw(option, value)
+            .set_option_input(option, input)
             .map_err(errno_of)?;
         if option == ZMQ_SNDTIMEO {
             if let Ok(bytes) = <[u8; 4]>::try_from(value) {
@@ -94,14 +71,6 @@ pub unsafe extern "C" fn zmq_getsockopt(
         let mut len_ptr = non_null(optvallen)?;
         // SAFETY: non-NULL, points to a size_t per the contract.
         let len = unsafe { len_ptr.as_mut() };
-        let fits = match size_rule(option) {
-            Size::Exactly(n) => *len == n,
-            Size::AtLeast(n) => *len >= n,
-            Size::Value => true,
-        };
-        if !fits {
-            return Err(Errno(EINVAL));
-        }
         let out: &mut [u8] = if *len == 0 {
             &mut []
         } else {
@@ -121,9 +90,12 @@ pub unsafe extern "C" fn zmq_getsockopt(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::consts::{ZMQ_DEALER, ZMQ_LINGER, ZMQ_SNDHWM, ZMQ_TYPE};
+    use crate::consts::{
+        ZMQ_DEALER, ZMQ_EVENTS, ZMQ_LAST_ENDPOINT, ZMQ_LINGER, ZMQ_MAXMSGSIZE, ZMQ_SNDHWM, ZMQ_TYPE,
+    };
     use crate::ctx::{zmq_ctx_new, zmq_ctx_term};
     use crate::errno::errno;
+    use crate::errno::EINVAL;
     use crate::socket::{zmq_close, zmq_socket};
 
     #[test]

@@ -54,7 +54,8 @@ pub(crate) trait Pattern: Send {
     fn set_option(&mut self, _option: i32, _value: &[u8]) -> Option<Result<()>> {
         None
     }
-    /// Reads an option only this socket type knows; `None` hands it on.
+    /// Reads an option only this socket type answers (STREAM's generated routing id);
+    /// `None` hands it to the option table.
     fn get_option(&self, _option: i32, _out: &mut [u8]) -> Option<Result<usize>> {
         None
     }

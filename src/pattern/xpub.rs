@@ -26,7 +26,7 @@ use ferromq_zmtp::Metadata;
 use crate::error::{Error, Result};
 use crate::msg::Msg;
 use crate::option::{
-    self, int_value, Options, ZMQ_INVERT_MATCHING, ZMQ_SUBSCRIBE, ZMQ_UNSUBSCRIBE, ZMQ_XPUB_MANUAL,
+    int_value, Options, ZMQ_INVERT_MATCHING, ZMQ_SUBSCRIBE, ZMQ_UNSUBSCRIBE, ZMQ_XPUB_MANUAL,
     ZMQ_XPUB_NODROP, ZMQ_XPUB_VERBOSE, ZMQ_XPUB_VERBOSER, ZMQ_XPUB_WELCOME_MSG,
 };
 use crate::pattern::id_hash::IdHashState;
@@ -385,7 +385,7 @@ impl Pattern for Xpub {
             }),
             ZMQ_XPUB_NODROP => flag(value).map(|on| self.lossy = !on),
             ZMQ_XPUB_MANUAL => flag(value).map(|on| self.manual = on),
-            ZMQ_INVERT_MATCHING => flag(value).map(|on| self.invert = on),
+            ZMQ_INVERT_MATCHING => int_value(value).map(|v| self.invert = v != 0),
             ZMQ_XPUB_WELCOME_MSG => {
                 self.welcome = (!value.is_empty()).then(|| Bytes::copy_from_slice(value));
                 Ok(())
@@ -404,13 +404,6 @@ impl Pattern for Xpub {
             _ => return None,
         };
         Some(r)
-    }
-
-    fn get_option(&self, option: i32, out: &mut [u8]) -> Option<Result<usize>> {
-        match option {
-            ZMQ_INVERT_MATCHING => Some(option::put(out, &i32::from(self.invert).to_ne_bytes())),
-            _ => None,
-        }
     }
 }
 

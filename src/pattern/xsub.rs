@@ -24,9 +24,7 @@ use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
 use crate::msg::Msg;
-use crate::option::{
-    self, int_value, Options, ZMQ_INVERT_MATCHING, ZMQ_SUBSCRIBE, ZMQ_UNSUBSCRIBE,
-};
+use crate::option::{int_value, Options, ZMQ_INVERT_MATCHING, ZMQ_SUBSCRIBE, ZMQ_UNSUBSCRIBE};
 use crate::pattern::fq::FairQueue;
 use crate::pattern::{remove, Pattern, SendResult};
 use crate::peer::{Peer, PipeId};
@@ -224,13 +222,6 @@ impl Pattern for Xsub {
                 Some(Ok(()))
             }
             ZMQ_INVERT_MATCHING => Some(int_value(value).map(|v| self.invert = v != 0)),
-            _ => None,
-        }
-    }
-
-    fn get_option(&self, option: i32, out: &mut [u8]) -> Option<Result<usize>> {
-        match option {
-            ZMQ_INVERT_MATCHING => Some(option::put(out, &i32::from(self.invert).to_ne_bytes())),
             _ => None,
         }
     }
