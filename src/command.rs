@@ -28,12 +28,14 @@ use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError, Weak};
 
+use bytes::Bytes;
 use ferromq_pipe::Notify;
 use ferromq_zmtp::Metadata;
 
 use crate::option::Options;
 use crate::pattern::Pattern;
 use crate::peer::{Peer, PipeId};
+use crate::peer_hwm::HwmRegistry;
 use crate::signaler::Signaler;
 
 /// What the management layer tells a socket.
@@ -52,6 +54,8 @@ pub(crate) struct Core {
     /// A copy of the socket's options, refreshed on every change, for commands applied on
     /// other threads (a new peer's pipes take their HWM from it).
     pub(crate) options: Options,
+    /// The peers' pipe HWMs, for ZMQ_SNDHWM/RCVHWM set after they attached.
+    hwms: HwmRegistry,
 }
 
 impl std::fmt::Debug for Core {
@@ -61,11 +65,29 @@ impl std::fmt::Debug for Core {
 }
 
 impl Core {
+    /// Hands a new peer to the pattern, keeping its HWM handles.
+    ///
+    /// With ZMQ_PROBE_ROUTER (only ROUTER, REP, DEALER and REQ accept it) the peer gets one
+    /// empty message first, as libzmq's `xattach_pipe` writes it: a ROUTER on the other side
+    /// learns the new peer's routing id without the application sending anything.
+    pub(crate) fn attach(&mut self, mut peer: Peer) {
+        self.hwms.add(peer.hwms.clone());
+        if self.options.probe_router && peer.out.try_write(Bytes::new(), false).is_ok() {
+            peer.out.flush();
+        }
+        self.pattern.attach(peer, &self.options);
+    }
+
+    /// ZMQ_SNDHWM or ZMQ_RCVHWM changed: the peers already attached take the new values.
+    pub(crate) fn apply_hwms(&mut self) {
+        self.hwms.apply(self.options.sndhwm, self.options.rcvhwm);
+    }
+
     /// Applies every queued command (libzmq's `process_commands`).
     fn apply_queued(&mut self) {
         while let Ok(cmd) = self.commands.try_recv() {
             match cmd {
-                SocketCommand::Attach(peer) => self.pattern.attach(*peer, &self.options),
+                SocketCommand::Attach(peer) => self.attach(*peer),
                 SocketCommand::Identify { id, metadata } => {
                     self.pattern.identify(id, metadata, &self.options)
                 }
@@ -133,6 +155,7 @@ pub(crate) fn socket_core(
             pattern,
             commands: rx,
             options,
+            hwms: HwmRegistry::default(),
         }),
         pending: AtomicBool::new(false),
     });

@@ -11,6 +11,7 @@ use ferromq_zmtp::{Metadata, SocketType};
 use crate::command::{Mailbox, SocketCommand};
 use crate::error::{Error, Result};
 use crate::peer::{conflate_flows, inproc_hwm, peer_pipes, pipe_pair, Peer, PipeId, SessionPipes};
+use crate::peer_hwm::{effective, Boost};
 
 /// What a socket publishes about itself to inproc peers.
 #[derive(Debug, Clone)]
@@ -46,6 +47,8 @@ struct Parked {
     far: SessionPipes,
     connector: InprocSide,
     far_id: PipeId,
+    /// The connector's record of the binder's HWM share, filled in at the bind.
+    boost: Arc<Boost>,
 }
 
 #[derive(Debug)]
@@ -60,9 +63,15 @@ pub(crate) struct InprocRegistry {
     names: Mutex<HashMap<String, Entry>>,
 }
 
+/// A pipe's HWM as the i32 share libzmq's sums take.
+fn share(hwm: usize) -> i32 {
+    i32::try_from(hwm).unwrap_or(i32::MAX)
+}
+
 /// Connects the pipes' far ends to the binder.
 fn join(binder: &InprocSide, connector: &InprocSide, far: SessionPipes, far_id: PipeId) {
-    let (mut peer, wake): (Peer, _) = far.into_peer(far_id);
+    let boost = Boost::of(connector.sndhwm, connector.rcvhwm);
+    let (mut peer, wake): (Peer, _) = far.into_peer(far_id, boost);
     peer.assigned_id = None;
     wake.install(binder.mailbox.signal());
     if binder.mailbox.send(SocketCommand::Attach(Box::new(peer))) {
@@ -95,6 +104,16 @@ impl InprocRegistry {
                 id: p.far_id - 1,
                 metadata: binder.metadata(),
             });
+            // As libzmq's connect_inproc_sockets: the binder's HWMs join the connector's on
+            // pipes made before it existed. Each pipe holds the connector's own share now
+            // (its current value, should it have changed since the connect).
+            p.boost.set(binder.sndhwm, binder.rcvhwm);
+            if let Some(h) = p.far.from_socket.hwm() {
+                h.set(effective(share(h.get()), binder.rcvhwm));
+            }
+            if let Some(h) = p.far.to_socket.hwm() {
+                h.set(effective(share(h.get()), binder.sndhwm));
+            }
             join(&binder, &p.connector, p.far, p.far_id);
         }
         Ok(())
@@ -145,14 +164,18 @@ impl InprocRegistry {
         match binder {
             Some(b) => {
                 drop(names);
+                peer.hwms.boost = Some(Boost::of(b.sndhwm, b.rcvhwm));
                 peer.metadata = Some(b.metadata());
                 join(&b, &connector, far, ids + 1);
             }
             None => {
+                let boost = Boost::unknown();
+                peer.hwms.boost = Some(Arc::clone(&boost));
                 let parked = Parked {
                     far,
                     connector,
                     far_id: ids + 1,
+                    boost,
                 };
                 match names
                     .entry(name.to_owned())

@@ -65,6 +65,7 @@ mod msg;
 pub mod option;
 mod pattern;
 mod peer;
+mod peer_hwm;
 mod poll;
 mod proxy;
 mod raw;

@@ -267,7 +267,7 @@ options! {
         Rule::Text { max: 0, null_clears: true }, Types::ALL, true, Implemented;
     /// `ZMQ_PROBE_ROUTER`: send an empty message to each new peer.
     ZMQ_PROBE_ROUTER = 51 => probe_router: bool = false, "bool", Rule::FlagNonNegative,
-        Types::PROBING, false, StoredOnly;
+        Types::PROBING, false, Implemented;
     /// `ZMQ_REQ_CORRELATE`: REQ prefixes requests with a request-id frame.
     ZMQ_REQ_CORRELATE = 52 => req_correlate: Held = Held, "bool", Rule::FlagNonNegative,
         Types::REQ, false, Implemented;

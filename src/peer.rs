@@ -18,6 +18,7 @@ use ferromq_pipe::{pipe, pipe_conflate, Notify, Reader, Writer};
 use ferromq_zmtp::{Metadata, SocketType};
 
 use crate::option::{hwm, Options};
+use crate::peer_hwm::{Boost, PeerHwms};
 use crate::wake::WakeSlot;
 
 /// Identifies one pipe pair for the lifetime of a context.
@@ -35,6 +36,8 @@ pub(crate) struct Peer {
     pub assigned_id: Option<Bytes>,
     /// The routing id a ROUTER knows this peer by; `None` until identified.
     pub routing_id: Option<Bytes>,
+    /// Handles on both pipes' HWMs, for options set after the peer attached.
+    pub hwms: PeerHwms,
 }
 
 /// The far ends of a peer's pipes, driven by an engine or an inproc socket.
@@ -131,6 +134,11 @@ pub(crate) fn peer_pipes(
     let far: Arc<dyn Notify> = wake.clone();
     let (out, from_socket) = out_flow.pipe(Arc::clone(&far), Arc::clone(&socket_wake));
     let (to_socket, inp) = in_flow.pipe(socket_wake, far);
+    let hwms = PeerHwms {
+        out: out.hwm(),
+        inp: inp.hwm(),
+        boost: None,
+    };
     let peer = Peer {
         id,
         out,
@@ -138,6 +146,7 @@ pub(crate) fn peer_pipes(
         metadata: None,
         assigned_id: None,
         routing_id: None,
+        hwms,
     };
     (
         peer,
@@ -150,8 +159,14 @@ pub(crate) fn peer_pipes(
 }
 
 impl SessionPipes {
-    /// Turns the far ends into a peer of another socket (inproc).
-    pub(crate) fn into_peer(self, id: PipeId) -> (Peer, Arc<WakeSlot>) {
+    /// Turns the far ends into a peer of another socket (inproc); `boost` holds the
+    /// connecting socket's share of the pipes' HWMs.
+    pub(crate) fn into_peer(self, id: PipeId, boost: Arc<Boost>) -> (Peer, Arc<WakeSlot>) {
+        let hwms = PeerHwms {
+            out: self.to_socket.hwm(),
+            inp: self.from_socket.hwm(),
+            boost: Some(boost),
+        };
         (
             Peer {
                 id,
@@ -160,6 +175,7 @@ impl SessionPipes {
                 metadata: None,
                 assigned_id: None,
                 routing_id: None,
+                hwms,
             },
             self.wake,
         )

@@ -240,7 +240,7 @@ impl Socket {
                 let peer = self.ctx.inproc.connect(&name, self.inproc_side(), ids)?;
                 let metadata = peer.metadata.clone();
                 let mut core = self.shared.lock();
-                core.pattern.attach(peer, &self.options);
+                core.attach(peer);
                 if let Some(m) = metadata {
                     core.pattern.identify(ids, m, &self.options);
                 }
@@ -271,7 +271,7 @@ impl Socket {
             let (mut peer, far) = socket_pipes(id, self.mailbox.signal(), self.kind, &self.options);
             peer.assigned_id = self.options.connect_routing_id.clone();
             let mut core = self.shared.lock();
-            core.pattern.attach(peer, &self.options);
+            core.attach(peer);
             self.shared.unlock(core);
             (Some((far, id)), Some(id))
         };
@@ -529,6 +529,9 @@ impl Socket {
         self.options.set(option, value)?;
         let mut core = self.shared.lock();
         core.options = self.options.clone();
+        if matches!(option, option::ZMQ_SNDHWM | option::ZMQ_RCVHWM) {
+            core.apply_hwms();
+        }
         let r = match core.pattern.set_option(option, value.bytes) {
             Some(r) => r,
             None if matches!(option, option::ZMQ_SUBSCRIBE | option::ZMQ_UNSUBSCRIBE) => {
@@ -573,7 +576,7 @@ impl Socket {
         self.set_option_raw(option, &v.to_ne_bytes())
     }
 
-    /// ZMQ_SNDHWM (messages, 0 = none); applies to peers attached afterwards.
+    /// ZMQ_SNDHWM (messages, 0 = none); applies to existing peers' pipes too, as in libzmq.
     pub fn set_sndhwm(&mut self, v: i32) -> Result<()> {
         self.set_int(option::ZMQ_SNDHWM, v)
     }

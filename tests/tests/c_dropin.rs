@@ -9,7 +9,10 @@
 //!   an XPUB blocked in recv sees the subscription;
 //! - `term.c`: zmq_ctx_term ends zmq_proxy, zmq_poll and zmq_recv in other threads with
 //!   ETERM; the steerable proxy answers a REP control socket; term in a forked child;
-//! - `eintr.c`: SIGALRM ends blocking zmq_recv, zmq_send and zmq_poll with EINTR.
+//! - `eintr.c`: SIGALRM ends blocking zmq_recv, zmq_send and zmq_poll with EINTR;
+//! - `hwm.c`: an inproc binder's RCVHWM joins a pipe made by an earlier connect, and SNDHWM
+//!   set after connect reaches existing pipes (defect 6);
+//! - `probe.c`: ZMQ_PROBE_ROUTER sends the empty probe at attach (tcp, ipc, inproc).
 
 use std::time::Duration;
 
@@ -53,4 +56,14 @@ fn term_ends_proxy_poll_and_forked_children() {
 #[test]
 fn signals_interrupt_blocking_calls() {
     run_both("eintr");
+}
+
+#[test]
+fn hwms_reach_existing_pipes() {
+    run_both("hwm");
+}
+
+#[test]
+fn probe_router_at_attach() {
+    run_both("probe");
 }

@@ -85,6 +85,14 @@ impl<T> Writer<T> {
         }
     }
 
+    /// A handle that changes the pipe's HWM; `None` for a conflating pipe, which has none.
+    pub fn hwm(&self) -> Option<crate::Hwm> {
+        match &self.0 {
+            WriterKind::Queue(w) => Some(w.hwm()),
+            WriterKind::Conflate(_) => None,
+        }
+    }
+
     /// Chunks a queue writer has allocated (0 for a conflating one).
     #[cfg(all(test, not(loom)))]
     pub(crate) fn chunk_allocations(&self) -> u64 {
@@ -139,6 +147,14 @@ impl<T> Reader<T> {
         match &mut self.0 {
             ReaderKind::Queue(r) => r.has_message(),
             ReaderKind::Conflate(r) => r.has_message(),
+        }
+    }
+
+    /// A handle that changes the pipe's HWM; `None` for a conflating pipe, which has none.
+    pub fn hwm(&self) -> Option<crate::Hwm> {
+        match &self.0 {
+            ReaderKind::Queue(r) => Some(r.hwm()),
+            ReaderKind::Conflate(_) => None,
         }
     }
 }

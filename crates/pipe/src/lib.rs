@@ -44,6 +44,7 @@
 mod chunk;
 mod conflate;
 mod ends;
+mod hwm;
 mod notify;
 mod reader;
 mod shared;
@@ -54,6 +55,7 @@ mod writer;
 mod loom_tests;
 
 pub use ends::{Reader, Writer};
+pub use hwm::Hwm;
 pub use notify::Notify;
 pub use reader::Read;
 
@@ -76,8 +78,13 @@ pub fn pipe<T: Send>(
 ) -> (Writer<T>, Reader<T>) {
     let first_chunk = Chunk::alloc();
     let shared = Arc::new(Shared::new(first_chunk, reader_wake, writer_wake));
-    let writer = QueueWriter::new(Arc::clone(&shared), first_chunk, hwm);
-    let reader = QueueReader::new(shared, first_chunk, hwm);
+    let limit = hwm::cell(hwm);
+    let writer = QueueWriter::new(
+        Arc::clone(&shared),
+        first_chunk,
+        hwm::HwmCell::clone(&limit),
+    );
+    let reader = QueueReader::new(shared, first_chunk, limit);
     (Writer::queue(writer), Reader::queue(reader))
 }
 
@@ -214,6 +221,77 @@ mod tests {
         assert_eq!(item(r.read()), (600, false));
         assert_eq!(item(r.read()), (9, false));
         assert_eq!(writer_wake.get(), 1);
+    }
+
+    #[test]
+    fn a_raised_hwm_admits_at_once() {
+        let (mut w, _r, _, _) = counted_pipe::<u32>(2);
+        w.try_write(1, false).unwrap();
+        w.try_write(2, false).unwrap();
+        assert_eq!(w.try_write(3, false), Err(3));
+        w.hwm().unwrap().set(3);
+        w.try_write(3, false).unwrap();
+        assert_eq!(w.try_write(4, false), Err(4));
+        w.hwm().unwrap().set(0);
+        for i in 4..1000 {
+            w.try_write(i, false).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_hwm_set_on_an_unlimited_pipe_in_use_holds_and_wakes_the_writer() {
+        let (mut w, mut r, _, writer_wake) = counted_pipe::<u32>(0);
+        // The reader is busy (never asleep) when the limit arrives.
+        for i in 0..10 {
+            w.try_write(i, false).unwrap();
+        }
+        w.flush();
+        assert_eq!(item(r.read()), (0, false));
+        let hwm = w.hwm().unwrap();
+        hwm.set(4);
+        assert_eq!(hwm.get(), 4);
+        assert_eq!(w.try_write(10, false), Err(10), "9 in flight, limit 4");
+        // The writer is woken once in-flight has dropped to the limit less half of it.
+        for i in 1..=6 {
+            assert_eq!(item(r.read()), (i, false));
+            assert_eq!(writer_wake.get(), 0, "still 3+ above the target after {i}");
+        }
+        assert_eq!(item(r.read()), (7, false));
+        assert_eq!(writer_wake.get(), 1);
+        w.try_write(10, false).unwrap();
+        w.try_write(11, false).unwrap();
+        assert_eq!(w.try_write(12, false), Err(12), "2 + 2 new = the limit");
+        w.flush();
+        for i in 8..12 {
+            assert_eq!(item(r.read()), (i, false));
+        }
+        assert_eq!(r.read(), Read::Empty);
+        assert!(w.can_write());
+    }
+
+    #[test]
+    fn a_lowered_hwm_drops_nothing_already_queued() {
+        let (mut w, mut r, _, _) = counted_pipe::<u32>(100);
+        for i in 0..50 {
+            w.try_write(i, false).unwrap();
+        }
+        w.flush();
+        w.hwm().unwrap().set(10);
+        assert_eq!(w.try_write(50, false), Err(50));
+        for i in 0..50 {
+            assert_eq!(item(r.read()), (i, false));
+        }
+        assert_eq!(r.read(), Read::Empty);
+        w.try_write(50, false).unwrap();
+    }
+
+    #[test]
+    fn a_conflating_pipe_has_no_hwm_handle() {
+        let (w, _r) = pipe_conflate::<u32>(
+            std::sync::Arc::new(Counter::default()),
+            std::sync::Arc::new(Counter::default()),
+        );
+        assert!(w.hwm().is_none());
     }
 
     #[test]

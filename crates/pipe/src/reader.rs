@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::atomic::Ordering;
 
 use crate::chunk::{slot_index, starts_chunk, Chunk};
+use crate::hwm::HwmCell;
 use crate::shared::{Shared, ASLEEP, NOT_WAITING};
 use crate::sync::{fence, Arc};
 
@@ -39,12 +40,14 @@ pub(crate) struct QueueReader<T> {
     position: u64,
     /// End of the published frames as last seen.
     limit: u64,
-    /// Complete messages read; only tracked when the pipe has a HWM.
+    /// Complete messages read.
     msgs_read: u64,
     /// Messages read since `msgs_read` was last published.
     unpublished: u64,
-    /// Publish `msgs_read` after this many messages; 0 = no HWM, never.
+    /// Publish `msgs_read` after this many messages; 0 = no HWM, only when going to sleep.
     publish_batch: u64,
+    /// The pipe's HWM, which the socket may change; `publish_batch` follows it on each refill.
+    hwm: HwmCell,
 }
 
 // SAFETY: the raw chunk pointer is the reader's private view of memory owned by the pipe
@@ -53,8 +56,7 @@ pub(crate) struct QueueReader<T> {
 unsafe impl<T: Send> Send for QueueReader<T> {}
 
 impl<T> QueueReader<T> {
-    pub(crate) fn new(shared: Arc<Shared<T>>, first_chunk: *mut Chunk<T>, hwm: usize) -> Self {
-        let hwm = u64::try_from(hwm).unwrap_or(u64::MAX);
+    pub(crate) fn new(shared: Arc<Shared<T>>, first_chunk: *mut Chunk<T>, hwm: HwmCell) -> Self {
         Self {
             shared,
             head: first_chunk,
@@ -62,7 +64,8 @@ impl<T> QueueReader<T> {
             limit: 0,
             msgs_read: 0,
             unpublished: 0,
-            publish_batch: hwm.div_ceil(2).min(MAX_PUBLISH_BATCH),
+            publish_batch: publish_batch(hwm.load(Ordering::Relaxed)),
+            hwm,
         }
     }
 
@@ -93,6 +96,11 @@ impl<T> QueueReader<T> {
         }
     }
 
+    /// A handle that changes this pipe's HWM.
+    pub fn hwm(&self) -> crate::Hwm {
+        crate::Hwm(HwmCell::clone(&self.hwm))
+    }
+
     /// Whether a frame is ready to read, without taking it. A `false` puts the reader to
     /// sleep exactly as [`Self::read`] returning `Empty` does (or means the pipe is closed).
     pub fn has_message(&mut self) -> bool {
@@ -102,6 +110,7 @@ impl<T> QueueReader<T> {
     /// Looks for newly published frames; when there are none, goes to sleep, and tells the
     /// writer how much room it has (it may be waiting for exactly that).
     fn refill(&mut self) -> Refill {
+        self.publish_batch = publish_batch(self.hwm.load(Ordering::Relaxed));
         let seen = self.shared.published.load(Ordering::Acquire);
         if seen != ASLEEP && seen != self.position {
             self.limit = seen;
@@ -151,12 +160,9 @@ impl<T> QueueReader<T> {
     /// Counts a consumed message toward the writer's HWM and wakes a waiting writer once its
     /// target is reached.
     fn message_read(&mut self) {
-        if self.publish_batch == 0 {
-            return;
-        }
         self.msgs_read += 1;
         self.unpublished += 1;
-        if self.unpublished >= self.publish_batch {
+        if self.publish_batch != 0 && self.unpublished >= self.publish_batch {
             self.publish_reads(Ordering::Release);
         }
         let target = self.shared.wake_writer_at.load(Ordering::Relaxed);
@@ -166,8 +172,10 @@ impl<T> QueueReader<T> {
         }
     }
 
+    /// Stores the read count for the writer. Also done without a HWM (on going to sleep or
+    /// when a writer waits), since one may be set while the pipe is in use.
     fn publish_reads(&mut self, order: Ordering) {
-        if self.publish_batch != 0 {
+        if self.unpublished != 0 {
             self.shared.msgs_read.store(self.msgs_read, order);
             self.unpublished = 0;
         }
@@ -189,6 +197,11 @@ impl<T> QueueReader<T> {
             }
         }
     }
+}
+
+/// How many reads the reader batches before telling the writer, for a HWM of `hwm`.
+fn publish_batch(hwm: u64) -> u64 {
+    hwm.div_ceil(2).min(MAX_PUBLISH_BATCH)
 }
 
 impl<T> Drop for QueueReader<T> {

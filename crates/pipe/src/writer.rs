@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::atomic::Ordering;
 
 use crate::chunk::{slot_index, starts_chunk, Chunk, Slot};
+use crate::hwm::{Hwm, HwmCell};
 use crate::shared::{Shared, ASLEEP, NOT_WAITING};
 use crate::sync::{fence, Arc};
 
@@ -35,10 +36,9 @@ pub(crate) struct QueueWriter<T> {
     msgs_written: u64,
     /// The reader's message count as last seen; stale by at most a publication interval.
     peer_read: u64,
-    /// 0 = unlimited.
-    hwm: u64,
-    /// Messages the reader must free before a refused writer is woken.
-    wake_batch: u64,
+    /// The limit in complete messages, 0 = unlimited; read on each message, since the socket
+    /// may change it (ZMQ_SNDHWM after connect).
+    hwm: HwmCell,
     /// Chunks this end has allocated, to prove a steady flow allocates none.
     chunk_allocations: u64,
 }
@@ -49,8 +49,7 @@ pub(crate) struct QueueWriter<T> {
 unsafe impl<T: Send> Send for QueueWriter<T> {}
 
 impl<T> QueueWriter<T> {
-    pub(crate) fn new(shared: Arc<Shared<T>>, first_chunk: *mut Chunk<T>, hwm: usize) -> Self {
-        let hwm = u64::try_from(hwm).unwrap_or(u64::MAX);
+    pub(crate) fn new(shared: Arc<Shared<T>>, first_chunk: *mut Chunk<T>, hwm: HwmCell) -> Self {
         Self {
             shared,
             tail: first_chunk,
@@ -61,7 +60,6 @@ impl<T> QueueWriter<T> {
             msgs_written: 0,
             peer_read: 0,
             hwm,
-            wake_batch: hwm.div_ceil(2).min(MAX_WAKE_BATCH),
             chunk_allocations: 1,
         }
     }
@@ -166,6 +164,15 @@ impl<T> QueueWriter<T> {
         self.end = self.complete;
     }
 
+    /// A handle that changes this pipe's HWM.
+    pub fn hwm(&self) -> Hwm {
+        Hwm(HwmCell::clone(&self.hwm))
+    }
+
+    fn limit(&self) -> u64 {
+        self.hwm.load(Ordering::Relaxed)
+    }
+
     /// Whether the reader has been dropped; writes are then pointless (and discarded).
     pub fn is_closed(&self) -> bool {
         self.shared.reader_closed.load(Ordering::Acquire)
@@ -178,7 +185,8 @@ impl<T> QueueWriter<T> {
     /// Room for one more message, judged first from the cached read count so that the common
     /// case touches no shared cache line.
     fn has_room(&mut self) -> bool {
-        if self.hwm == 0 || self.msgs_written - self.peer_read < self.hwm {
+        let hwm = self.limit();
+        if hwm == 0 || self.msgs_written - self.peer_read < hwm {
             return true;
         }
         let (room, peer_read) = self.check_room();
@@ -189,11 +197,12 @@ impl<T> QueueWriter<T> {
     /// Reads the reader's count; when the pipe is full, arms the wake-up and checks again.
     /// Returns whether there is room and the freshest read count seen.
     fn check_room(&self) -> (bool, u64) {
-        if self.hwm == 0 {
+        let hwm = self.limit();
+        if hwm == 0 {
             return (true, self.peer_read);
         }
         let shared = &self.shared;
-        let fits = |read: u64| self.msgs_written - read < self.hwm;
+        let fits = |read: u64| self.msgs_written - read < hwm;
         let read = shared.msgs_read.load(Ordering::Acquire).max(self.peer_read);
         if fits(read) {
             // A target armed by an earlier refusal is moot now that the writer goes on.
@@ -205,7 +214,8 @@ impl<T> QueueWriter<T> {
         // Wake me when in-flight has dropped by `wake_batch`. The fence pairs with the one the
         // reader runs between publishing its count and looking at this target: either the
         // reader sees the target or the re-read below sees the reader's count.
-        let target = self.msgs_written - self.hwm + self.wake_batch;
+        let wake_batch = hwm.div_ceil(2).min(MAX_WAKE_BATCH);
+        let target = self.msgs_written - hwm + wake_batch;
         shared.wake_writer_at.store(target, Ordering::Relaxed);
         fence(Ordering::SeqCst);
         let read = shared.msgs_read.load(Ordering::Acquire).max(read);
@@ -256,7 +266,7 @@ impl<T> fmt::Debug for QueueWriter<T> {
             .field("complete", &self.complete)
             .field("flushed", &self.flushed)
             .field("msgs_written", &self.msgs_written)
-            .field("hwm", &self.hwm)
+            .field("hwm", &self.limit())
             .field("shared", &self.shared)
             .finish_non_exhaustive()
     }
