@@ -241,10 +241,23 @@ pub(crate) async fn run_engine(
     if notify {
         crate::raw::notify(&mut pipes);
     }
+    if peer_major == 1 && matches!(link.kind, SocketType::Pub | SocketType::XPub) {
+        // A 1.0 SUB filters by itself and sends no subscriptions: libzmq gives such a peer a
+        // subscription to everything on its behalf (`_subscription_required`).
+        if pipes
+            .to_socket
+            .try_write(bytes::Bytes::from_static(b"\x01"), false)
+            .is_ok()
+        {
+            pipes.to_socket.flush();
+        }
+    }
     let mut engine = Engine::new(stream, pipes, Arc::clone(ctl), leftover, &link.options, tx);
     engine.set_subscription_commands(link.kind == SocketType::Sub && peer_minor >= 1);
     if raw {
         engine.set_raw();
+    } else if peer_major == 1 {
+        engine.set_v1(link.options.max_msg_size());
     } else if peer_major < 3 {
         // ZMTP 2.0 has no commands: a PING would reach the peer's application as a message.
         engine.set_no_commands();

@@ -149,6 +149,15 @@ impl Engine {
         self.set_no_commands();
     }
 
+    /// Talks to a ZMTP 1.0 peer (libzmq 2.x): 1.0 framing, and nothing a 2.0 peer would not
+    /// understand either.
+    pub(crate) fn set_v1(&mut self, max_msg_size: Option<u64>) {
+        self.decoder = Framing::V1(ferromq_zmtp::V1Decoder::new(Some(inbound_frame_limit(
+            max_msg_size,
+        ))));
+        self.set_no_commands();
+    }
+
     /// Talks to a ZMTP 2.0 peer: no heartbeats (nothing else it would not understand is sent:
     /// subscriptions stay messages, as for 3.0).
     pub(crate) fn set_no_commands(&mut self) {

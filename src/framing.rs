@@ -1,16 +1,19 @@
 //! How an engine cuts the bytes it reads into frames and puts frames on the wire: ZMTP 2.0/3.x
-//! framing (flags, size, body), or none at all for a STREAM socket's raw connections
+//! framing (flags, size, body), ZMTP 1.0 framing (size, flags, body) for libzmq 2.x peers, or
+//! none at all for a STREAM socket's raw connections
 //! (libzmq raw_decoder.cpp / raw_encoder.cpp), where each read is one frame and each frame's
 //! body is written as it is.
 
 use bytes::{Bytes, BytesMut};
-use ferromq_zmtp::{Decoded, Encoder, Frame, FrameDecoder, FrameError};
+use ferromq_zmtp::{put_v1_header, Decoded, Encoder, Frame, FrameDecoder, FrameError, V1Decoder};
 
 /// An engine's framing.
 #[derive(Debug)]
 pub(crate) enum Framing {
     /// ZMTP frames (2.0 and 3.x share the layout).
     Zmtp(FrameDecoder),
+    /// ZMTP 1.0 frames.
+    V1(V1Decoder),
     /// No framing: a STREAM socket's peer.
     Raw,
 }
@@ -21,6 +24,7 @@ impl Framing {
     pub(crate) fn decode(&mut self, buf: &mut BytesMut) -> Result<Decoded, FrameError> {
         match self {
             Framing::Zmtp(decoder) => decoder.decode(buf),
+            Framing::V1(decoder) => decoder.decode(buf),
             Framing::Raw if buf.is_empty() => Ok(Decoded::NeedMore(1)),
             Framing::Raw => Ok(Decoded::Frame(Frame::message(buf.split().freeze(), false))),
         }
@@ -35,6 +39,14 @@ impl Framing {
     pub(crate) fn encode(&self, encoder: &mut Encoder, body: &Bytes, more: bool) {
         match self {
             Framing::Zmtp(_) => encoder.push_frame(body, more),
+            Framing::V1(_) => {
+                let mut header = [0u8; 10];
+                let mut room = &mut header[..];
+                put_v1_header(&mut room, body.len(), more);
+                let used = 10 - room.len();
+                encoder.push_raw(&header[..used]);
+                encoder.push_body(body);
+            }
             Framing::Raw => encoder.push_body(body),
         }
     }

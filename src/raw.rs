@@ -12,7 +12,7 @@ pub(crate) fn peer() -> PeerInfo {
     PeerInfo {
         minor: 0,
         major: 0,
-        socket_type: SocketType::Stream,
+        socket_type: Some(SocketType::Stream),
         routing_id: None,
         metadata: Metadata::new(),
     }

@@ -53,3 +53,69 @@ pub fn tcp_port(endpoint: &str) -> u16 {
         .and_then(|p| p.parse().ok())
         .expect("tcp endpoint with a port")
 }
+
+/// A socket under test in the wire tests: ferromq's or libzmq's, behind the same calls, so one
+/// scenario runs against both.
+pub trait Under {
+    /// Receives one whole message.
+    fn recv_parts(&mut self) -> Vec<Vec<u8>>;
+    /// Sends one message of these parts.
+    fn send_parts(&mut self, parts: &[&[u8]]);
+    /// ZMQ_SUBSCRIBE (`on`) or ZMQ_UNSUBSCRIBE.
+    fn subscribe(&mut self, topic: &[u8], on: bool);
+}
+
+impl Under for Socket {
+    fn recv_parts(&mut self) -> Vec<Vec<u8>> {
+        let parts = self.recv_multipart(RecvFlags::empty()).unwrap();
+        parts.iter().map(|p| p.to_vec()).collect()
+    }
+    fn send_parts(&mut self, parts: &[&[u8]]) {
+        self.send_multipart(
+            parts.iter().map(|p| p.to_vec()),
+            ferromq::SendFlags::empty(),
+        )
+        .unwrap();
+    }
+    fn subscribe(&mut self, topic: &[u8], on: bool) {
+        if on {
+            self.set_subscribe(topic).unwrap();
+        } else {
+            self.set_unsubscribe(topic).unwrap();
+        }
+    }
+}
+
+impl Under for zmq::Socket {
+    fn recv_parts(&mut self) -> Vec<Vec<u8>> {
+        self.recv_multipart(0).unwrap()
+    }
+    fn send_parts(&mut self, parts: &[&[u8]]) {
+        self.send_multipart(parts.iter(), 0).unwrap();
+    }
+    fn subscribe(&mut self, topic: &[u8], on: bool) {
+        if on {
+            self.set_subscribe(topic).unwrap();
+        } else {
+            self.set_unsubscribe(topic).unwrap();
+        }
+    }
+}
+
+/// Asserts that nothing arrives on a raw peer's stream for `ms` (no PING, no rest of a 3.x
+/// greeting), then restores a 5 s read timeout.
+pub fn assert_quiet(stream: &mut std::net::TcpStream, ms: u64) {
+    use std::io::Read;
+    stream
+        .set_read_timeout(Some(Duration::from_millis(ms)))
+        .unwrap();
+    let mut b = [0u8; 1];
+    let r = stream.read(&mut b);
+    assert!(
+        matches!(&r, Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)),
+        "unexpected bytes: {r:?} {b:?}"
+    );
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+}

@@ -346,8 +346,8 @@ fn encode_command(cmd: &Command) -> Vec<u8> {
     drain_encoder(&mut encoder)
 }
 
-/// What ferromq-zmtp's `Handshake` sends as `kind` with `routing_id`: its greeting (11 bytes
-/// before it has heard anything, the rest after the peer's), then its READY once
+/// What ferromq-zmtp's `Handshake` sends as `kind` with `routing_id`: its greeting (the
+/// 10-byte signature before it has heard anything, the rest after the peer's), then its READY once
 /// `peer_greeting` has been accepted.
 fn ferromq_greeting_and_ready(
     kind: zmq::SocketType,
@@ -359,14 +359,15 @@ fn ferromq_greeting_and_ready(
     let mut handshake = Handshake::new(config);
     let mut out = BytesMut::new();
     handshake.poll_output(&mut out);
-    // Signature and major first; the rest once the peer's major showed a 3.x peer.
+    // The signature first (as libzmq); the major and the rest once the peer's greeting showed
+    // a versioned 3.x peer.
     let mut greeting = out.split().to_vec();
-    assert_eq!(greeting.len(), 11);
+    assert_eq!(greeting.len(), 10);
     let mut input = BytesMut::from(peer_greeting);
     handshake.handle_input(&mut input).unwrap();
     assert!(input.is_empty());
     handshake.poll_output(&mut out);
-    greeting.extend_from_slice(&out.split_to(53));
+    greeting.extend_from_slice(&out.split_to(54));
     (greeting, out.to_vec())
 }
 

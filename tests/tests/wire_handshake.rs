@@ -138,7 +138,7 @@ fn we_connect_as_dealer_to_a_libzmq_router() {
     let mut us = Peer::new(stream);
 
     let peer = us.handshake(config(SocketType::Dealer, b"fm-dealer"));
-    assert_eq!(peer.socket_type, SocketType::Router);
+    assert_eq!(peer.socket_type, Some(SocketType::Router));
     assert_eq!(peer.minor, 1);
     assert_eq!(peer.routing_id.as_deref(), Some(&b"lz-router"[..]));
 
@@ -171,7 +171,7 @@ fn a_libzmq_req_connects_to_us_as_router() {
     let mut server = config(SocketType::Router, b"");
     server.as_server = true;
     let peer = us.handshake(server);
-    assert_eq!(peer.socket_type, SocketType::Req);
+    assert_eq!(peer.socket_type, Some(SocketType::Req));
     assert_eq!(peer.routing_id.as_deref(), Some(&b"lz-req"[..]));
     assert_eq!(
         peer.metadata.get("socket-type").map(|v| &v[..]),
@@ -196,7 +196,7 @@ fn a_libzmq_pub_sends_to_us_as_sub_after_a_subscription() {
     let mut us = Peer::new(stream);
 
     let peer = us.handshake(config(SocketType::Sub, b""));
-    assert_eq!(peer.socket_type, SocketType::Pub);
+    assert_eq!(peer.socket_type, Some(SocketType::Pub));
     assert_eq!(peer.routing_id, None);
 
     // Subscribe with a 3.1 SUBSCRIBE command, then publish until one arrives: libzmq applies

@@ -7,7 +7,8 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
-use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+use ferromq::{Context, SocketType};
+use ferromq_tests::{assert_quiet, tcp_port, Under};
 
 const SIGNATURE: [u8; 10] = [0xff, 0, 0, 0, 0, 0, 0, 0, 1, 0x7f];
 
@@ -68,63 +69,6 @@ impl RawV2 {
         f.extend_from_slice(body);
         self.0.write_all(&f).unwrap();
     }
-
-    /// Nothing arrives for a while (no PING, no 3.x greeting rest).
-    fn assert_quiet(&mut self, ms: u64) {
-        self.0
-            .set_read_timeout(Some(Duration::from_millis(ms)))
-            .unwrap();
-        let mut b = [0u8; 1];
-        let r = self.0.read(&mut b);
-        assert!(
-            matches!(&r, Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)),
-            "unexpected bytes: {r:?} {b:?}"
-        );
-        self.0
-            .set_read_timeout(Some(Duration::from_secs(5)))
-            .unwrap();
-    }
-}
-
-/// A socket under test: ferromq's or libzmq's, behind the same few calls.
-trait Under {
-    fn recv_parts(&mut self) -> Vec<Vec<u8>>;
-    fn send_parts(&mut self, parts: &[&[u8]]);
-    fn subscribe(&mut self, topic: &[u8], on: bool);
-}
-
-impl Under for ferromq::Socket {
-    fn recv_parts(&mut self) -> Vec<Vec<u8>> {
-        let parts = self.recv_multipart(RecvFlags::empty()).unwrap();
-        parts.iter().map(|p| p.to_vec()).collect()
-    }
-    fn send_parts(&mut self, parts: &[&[u8]]) {
-        self.send_multipart(parts.iter().map(|p| p.to_vec()), SendFlags::empty())
-            .unwrap();
-    }
-    fn subscribe(&mut self, topic: &[u8], on: bool) {
-        if on {
-            self.set_subscribe(topic).unwrap();
-        } else {
-            self.set_unsubscribe(topic).unwrap();
-        }
-    }
-}
-
-impl Under for zmq::Socket {
-    fn recv_parts(&mut self) -> Vec<Vec<u8>> {
-        self.recv_multipart(0).unwrap()
-    }
-    fn send_parts(&mut self, parts: &[&[u8]]) {
-        self.send_multipart(parts.iter(), 0).unwrap();
-    }
-    fn subscribe(&mut self, topic: &[u8], on: bool) {
-        if on {
-            self.set_subscribe(topic).unwrap();
-        } else {
-            self.set_unsubscribe(topic).unwrap();
-        }
-    }
 }
 
 fn ferromq_socket(ctx: &Context, kind: SocketType) -> ferromq::Socket {
@@ -141,10 +85,6 @@ fn libzmq_socket(ctx: &zmq::Context, kind: zmq::SocketType) -> zmq::Socket {
     s.set_linger(0).unwrap();
     s.set_heartbeat_ivl(50).unwrap();
     s
-}
-
-fn tcp_port(endpoint: &str) -> u16 {
-    endpoint.rsplit(':').next().unwrap().parse().unwrap()
 }
 
 /// A ROUTER (bound) and a 2.0 DEALER peer: identities both ways, multipart and long frames
@@ -167,7 +107,7 @@ fn router_exchange(router: &mut dyn Under, port: u16) {
     router.send_parts(&[b"old-dealer", b"world", &long]);
     assert_eq!(peer.read_frame(), (1, b"world".to_vec()));
     assert_eq!(peer.read_frame(), (2, long));
-    peer.assert_quiet(300);
+    assert_quiet(&mut peer.0, 300);
 }
 
 #[test]
@@ -204,7 +144,7 @@ fn sub_forwards_subscriptions(sub: &mut dyn Under, listener: &TcpListener) {
     assert_eq!(peer.read_frame(), (0, b"\x01B".to_vec()));
     peer.write_frame(b"B-1", false);
     assert_eq!(sub.recv_parts(), vec![b"B-1".to_vec()]);
-    peer.assert_quiet(300);
+    assert_quiet(&mut peer.0, 300);
 }
 
 #[test]

@@ -57,9 +57,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     println!(
         "handshake done: server sees a {} with routing id {:?}; client sees a {} (ZMTP 3.{})",
-        seen_by_server.socket_type.name(),
+        seen_by_server.socket_type.map_or("unknown", |t| t.name()),
         seen_by_server.routing_id,
-        seen_by_client.socket_type.name(),
+        seen_by_client.socket_type.map_or("unknown", |t| t.name()),
         seen_by_client.minor
     );
 

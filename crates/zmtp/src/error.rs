@@ -74,6 +74,8 @@ pub enum FrameError {
         /// Size announced by the frame header.
         size: u64,
     },
+    /// A ZMTP 1.0 frame whose length (which counts its flags octet) is 0.
+    ZeroLength,
 }
 
 impl FrameError {
@@ -81,7 +83,7 @@ impl FrameError {
     pub fn fault(&self) -> Fault {
         match self {
             Self::TooLarge { .. } => Fault::PeerMisbehaved,
-            Self::SizeOverflow { .. } => Fault::Malformed,
+            Self::SizeOverflow { .. } | Self::ZeroLength => Fault::Malformed,
         }
     }
 }
@@ -98,6 +100,7 @@ impl fmt::Display for FrameError {
             Self::SizeOverflow { size } => {
                 write!(f, "frame size {size} is not representable on this platform")
             }
+            Self::ZeroLength => f.write_str("ZMTP 1.0 frame of length 0 (no flags octet)"),
         }
     }
 }

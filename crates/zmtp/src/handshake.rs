@@ -1,19 +1,25 @@
 //! The connection handshake: greetings both ways, then the security mechanism (NULL); or,
-//! with a ZMTP 2.0 peer, the 2.0 greeting tail (socket type and identity frame).
+//! with a ZMTP 2.0 peer, the 2.0 greeting tail (socket type and identity frame); or, with a
+//! ZMTP 1.0 peer, identity frames in 1.0 framing.
 //!
 //! ```text
 //!  new ──> Greeting ──peer greeting 3.x ok──> Ready ──peer READY ok──> Complete
-//!           │ (signature + major queued;       │ (our READY queued)
-//!           │  the other 53 bytes once the     │
-//!           │  peer's major says 3.x)          │
+//!           │ (signature queued; our major     │ (our READY queued)
+//!           │  once the peer's signature is    │
+//!           │  versioned, the other 53 bytes   │
+//!           │  once its major says 3.x)        │
 //!           ├──peer revision 1 (2.0)──> V2 ──peer tail ok──> Complete (major 2)
 //!           │   (our type byte and identity frame queued)
+//!           ├──peer revision 0, or no signature (1.0)──> V1 ──identity──> Complete (major 1)
+//!           │   (our identity queued: a type byte and a 1.0 frame, or, to an unversioned
+//!           │    peer, only its body, since our signature was its header)
 //!           └──────────── any refusal ──────┴──> Failed (ERROR queued on a socket-type mismatch)
 //! ```
 //!
-//! The greeting goes out in two steps as libzmq's does (src/zmtp_engine.cpp): the signature
-//! and our major version at once, the rest only after the peer's major byte showed a 3.x
-//! peer, since a 2.0 peer would read our 3.x rest as frames.
+//! The greeting goes out in three steps as libzmq's does (src/zmtp_engine.cpp
+//! `receive_greeting`): the 10-byte signature at once, our major version once the peer's
+//! signature shows a versioned peer, the rest only once the peer's major byte shows 3.x, since
+//! a 1.0 or 2.0 peer would read more of a 3.x greeting as frames.
 //!
 //! Sans-IO like the rest of the crate: the driver feeds received bytes to
 //! [`Handshake::handle_input`], sends what [`Handshake::poll_output`] appends, and owns the
@@ -30,10 +36,13 @@ use crate::greeting::{Greeting, GreetingDecoder, Mechanism, ZMTP2_REVISION};
 use crate::metadata::Metadata;
 use crate::null;
 use crate::socket_type::SocketType;
+use crate::v1::{put_v1_header, V1Decoder};
 use crate::v2::{self, V2TailDecoder};
 
-/// Bytes of our greeting sent before seeing the peer's: signature and major version.
-const GREETING_FIRST: usize = 11;
+/// Bytes of our greeting sent before seeing the peer's: the signature.
+const GREETING_FIRST: usize = 10;
+/// Our greeting up to and with the major version.
+const GREETING_MAJOR: usize = 11;
 
 pub use crate::null::PeerInfo;
 
@@ -87,6 +96,12 @@ enum State {
     Ready { minor: u8, frames: FrameDecoder },
     /// A ZMTP 2.0 peer: waiting for its socket-type byte and identity frame.
     V2(V2TailDecoder),
+    /// A ZMTP 1.0 peer: waiting for its socket-type byte (versioned only) and identity frame.
+    V1 {
+        versioned: bool,
+        socket_type: Option<SocketType>,
+        frames: V1Decoder,
+    },
     /// Done.
     Complete(PeerInfo),
     /// Refused; the same error is returned again on further input.
@@ -102,8 +117,9 @@ pub struct Handshake {
     socket_type: SocketType,
     routing_id: Bytes,
     max_msg_size: Option<u64>,
-    /// Our greeting after its first 11 bytes, until the peer's major byte says 3.x.
-    greeting_rest: Option<Bytes>,
+    /// Our whole greeting, of which `sent` bytes are queued.
+    greeting: [u8; crate::greeting::GREETING_LEN],
+    sent: usize,
     /// Bytes to send, handed out by `poll_output`.
     out: BytesMut,
 }
@@ -118,13 +134,11 @@ impl Handshake {
         // signature as the start of an identity frame (src/zmtp_engine.cpp `plug_internal`).
         let padding = config.routing_id.len() as u64 + 1;
         let mut out = BytesMut::new();
-        let mut greeting_rest = None;
+        let whole = greeting.encode_with_padding(padding);
         let (state, ready) =
             match null::our_ready(config.socket_type, &config.routing_id, &config.properties) {
                 Ok(ready) => {
-                    let whole = greeting.encode_with_padding(padding);
                     out.extend_from_slice(&whole[..GREETING_FIRST]);
-                    greeting_rest = Some(Bytes::copy_from_slice(&whole[GREETING_FIRST..]));
                     (State::Greeting(GreetingDecoder::new()), ready)
                 }
                 Err(e) => (
@@ -138,7 +152,8 @@ impl Handshake {
             socket_type: config.socket_type,
             routing_id: config.routing_id,
             max_msg_size: config.max_msg_size,
-            greeting_rest,
+            greeting: whole,
+            sent: GREETING_FIRST,
             out,
         }
     }
@@ -186,18 +201,46 @@ impl Handshake {
         loop {
             match &mut self.state {
                 State::Greeting(decoder) => {
-                    let peer_major = buf.get(GREETING_FIRST - 1).copied();
-                    if peer_major.is_some_and(|m| m != ZMTP2_REVISION) {
-                        // A 3.x peer (or one the decoder refuses, to whom it is harmless).
-                        if let Some(rest) = self.greeting_rest.take() {
-                            self.out.extend_from_slice(&rest);
+                    // libzmq's test for an unversioned 1.0 peer: no 0xFF first, or byte 9
+                    // (the flags of a 1.0 identity frame with a long length) without bit 0.
+                    if buf.first().is_some_and(|&b| b != 0xFF)
+                        || buf.get(GREETING_FIRST - 1).is_some_and(|&b| b & 0x01 == 0)
+                    {
+                        // Our signature was the header of our identity frame; its body follows.
+                        self.sent = self.greeting.len();
+                        self.out.extend_from_slice(&self.routing_id);
+                        self.state = self.v1_state(false);
+                        continue;
+                    }
+                    if buf.len() >= GREETING_FIRST && self.sent == GREETING_FIRST {
+                        self.out
+                            .extend_from_slice(&self.greeting[GREETING_FIRST..GREETING_MAJOR]);
+                        self.sent = GREETING_MAJOR;
+                    }
+                    match buf.get(GREETING_MAJOR - 1).copied() {
+                        Some(0) => {
+                            // Versioned 1.0: our type byte and identity in 1.0 framing.
+                            bytes::Buf::advance(buf, GREETING_MAJOR);
+                            self.sent = self.greeting.len();
+                            self.out
+                                .extend_from_slice(&[socket_type_byte(self.socket_type)]);
+                            put_v1_header(&mut self.out, self.routing_id.len(), false);
+                            self.out.extend_from_slice(&self.routing_id);
+                            self.state = self.v1_state(true);
+                            continue;
                         }
+                        // A 3.x peer (or one the decoder refuses, to whom it is harmless).
+                        Some(m) if m != ZMTP2_REVISION && self.sent == GREETING_MAJOR => {
+                            self.out.extend_from_slice(&self.greeting[GREETING_MAJOR..]);
+                            self.sent = self.greeting.len();
+                        }
+                        _ => {}
                     }
                     let Some(greeting) = decoder.decode(buf)? else {
                         return Ok(());
                     };
                     if greeting.major == ZMTP2_REVISION {
-                        self.greeting_rest = None;
+                        self.sent = self.greeting.len();
                         v2::encode_tail(self.socket_type, &self.routing_id, &mut self.out);
                         self.state = State::V2(V2TailDecoder::new(self.max_msg_size));
                         continue;
@@ -211,9 +254,7 @@ impl Handshake {
                     // libzmq: 3.0 when the peer says 3.0, 3.1 for every newer version.
                     let minor = u8::from(!(greeting.major == 3 && greeting.minor == 0));
                     self.queue_command(&self.ready.clone());
-                    let limit = self
-                        .max_msg_size
-                        .map_or(MAX_HANDSHAKE_FRAME, |m| m.min(MAX_HANDSHAKE_FRAME));
+                    let limit = self.handshake_frame_limit();
                     self.state = State::Ready {
                         minor,
                         frames: FrameDecoder::new(Some(limit)),
@@ -256,7 +297,49 @@ impl Handshake {
                     self.state = State::Complete(PeerInfo {
                         minor: 0,
                         major: 2,
-                        socket_type: tail.socket_type,
+                        socket_type: Some(tail.socket_type),
+                        routing_id,
+                        metadata,
+                    });
+                    return Ok(());
+                }
+                State::V1 {
+                    versioned,
+                    socket_type,
+                    frames,
+                } => {
+                    if *versioned && socket_type.is_none() {
+                        let Some(&byte) = buf.first() else {
+                            return Ok(());
+                        };
+                        let t = SocketType::from_raw(i32::from(byte)).ok_or_else(|| {
+                            HandshakeError::UnknownSocketType {
+                                name: Bytes::copy_from_slice(&[byte]),
+                            }
+                        })?;
+                        bytes::Buf::advance(buf, 1);
+                        *socket_type = Some(t);
+                    }
+                    let identity = match frames.decode(buf) {
+                        Ok(Decoded::Frame(f)) => f.body,
+                        Ok(Decoded::NeedMore(_)) => return Ok(()),
+                        Err(FrameError::TooLarge { size, max }) if max == MAX_HANDSHAKE_FRAME => {
+                            return Err(HandshakeError::FrameTooLarge { size, max })
+                        }
+                        Err(e) => return Err(e.into()),
+                    };
+                    let mut metadata = Metadata::new();
+                    if let Some(t) = socket_type {
+                        let _ = metadata.insert("Socket-Type", t.name().as_bytes());
+                    }
+                    let routing_id = (!identity.is_empty()).then_some(identity);
+                    if let Some(id) = &routing_id {
+                        let _ = metadata.insert(null::IDENTITY, id.clone());
+                    }
+                    self.state = State::Complete(PeerInfo {
+                        minor: 0,
+                        major: 1,
+                        socket_type: *socket_type,
                         routing_id,
                         metadata,
                     });
@@ -268,6 +351,21 @@ impl Handshake {
         }
     }
 
+    /// Waiting for a 1.0 peer's identity (after its socket-type byte when `versioned`).
+    fn v1_state(&self, versioned: bool) -> State {
+        State::V1 {
+            versioned,
+            socket_type: None,
+            frames: V1Decoder::new(Some(self.handshake_frame_limit())),
+        }
+    }
+
+    /// MAX_HANDSHAKE_FRAME, or MAXMSGSIZE when smaller.
+    fn handshake_frame_limit(&self) -> u64 {
+        self.max_msg_size
+            .map_or(MAX_HANDSHAKE_FRAME, |m| m.min(MAX_HANDSHAKE_FRAME))
+    }
+
     fn queue_command(&mut self, cmd: &Command) {
         let len = cmd.encoded_len();
         self.out.reserve(header_len(len) + len);
@@ -276,10 +374,15 @@ impl Handshake {
     }
 }
 
+/// The socket-type octet of a 1.0/2.0 greeting: libzmq's `ZMQ_*` number.
+fn socket_type_byte(t: SocketType) -> u8 {
+    u8::try_from(t.to_raw()).unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::{Fault, GreetingError};
+    use crate::error::Fault;
     use crate::greeting::GREETING_LEN;
     use crate::metadata::Metadata;
     use proptest::prelude::*;
@@ -333,12 +436,12 @@ mod tests {
             assert_eq!((rc, rs), (Ok(()), Ok(())), "chunk {chunk}");
             assert!(client.is_complete() && server.is_complete());
             let seen_by_server = server.peer().unwrap();
-            assert_eq!(seen_by_server.socket_type, SocketType::Dealer);
+            assert_eq!(seen_by_server.socket_type, Some(SocketType::Dealer));
             assert_eq!(seen_by_server.minor, 1);
             assert_eq!(seen_by_server.routing_id.as_deref(), Some(&b"client-1"[..]));
             assert_eq!(seen_by_server.metadata.get("x-app").unwrap(), &b"demo"[..]);
             let seen_by_client = client.into_peer().unwrap();
-            assert_eq!(seen_by_client.socket_type, SocketType::Router);
+            assert_eq!(seen_by_client.socket_type, Some(SocketType::Router));
             // ROUTER sends an empty Identity: no routing id.
             assert_eq!(seen_by_client.routing_id, None);
         }
@@ -355,13 +458,15 @@ mod tests {
         expected[10] = 3;
         expected[11] = 1;
         expected[12..16].copy_from_slice(b"NULL");
-        // Signature and major at once, as libzmq (which holds back the major until it saw our
-        // signature: a step that changes no byte).
-        assert_eq!(&greeting[..], &expected[..11]);
-        // Nothing more until the peer's major version arrives.
+        // The signature alone, as libzmq.
+        assert_eq!(&greeting[..], &expected[..10]);
         assert!(out(&mut client).is_empty());
+        // The major once the peer's signature is versioned, the rest once its major is 3.
         let peer_greeting = Greeting::new(Mechanism::Null, false).encode();
-        let mut peer = BytesMut::from(&peer_greeting[..11]);
+        let mut peer = BytesMut::from(&peer_greeting[..10]);
+        client.handle_input(&mut peer).unwrap();
+        assert_eq!(&out(&mut client)[..], &expected[10..11]);
+        peer.extend_from_slice(&peer_greeting[10..11]);
         client.handle_input(&mut peer).unwrap();
         assert_eq!(&out(&mut client)[..], &expected[11..]);
         peer.extend_from_slice(&peer_greeting[11..]);
@@ -378,7 +483,7 @@ mod tests {
             .handle_input(&mut BytesMut::from(&expected[..]))
             .unwrap();
         assert_eq!(
-            &out(&mut server)[53..],
+            &out(&mut server)[54..],
             b"\x04\x29\x05READY\x0bSocket-Type\0\0\0\x06ROUTER\x08Identity\0\0\0\0"
         );
     }
@@ -429,7 +534,7 @@ mod tests {
         input.extend_from_slice(b"\x04\x19\x05READY\x0bSocket-Type\0\0\0\x03PUB");
         assert!(c.handle_input(&mut input).is_err());
         c.poll_output(&mut tail);
-        assert!(tail[53..].starts_with(b"\x04\x19\x05READY"));
+        assert!(tail[54..].starts_with(b"\x04\x19\x05READY"));
         assert!(tail.ends_with(b"\x04\x1f\x05ERROR\x18Incompatible Socket-Type"));
         // A failed handshake keeps failing and sends nothing more.
         assert!(c.handle_input(&mut BytesMut::new()).is_err());
@@ -441,23 +546,78 @@ mod tests {
         let mut config = HandshakeConfig::new(SocketType::Dealer);
         config.routing_id = Bytes::from_static(b"me");
         let mut h = Handshake::new(config);
-        assert_eq!(out(&mut h).len(), 11);
+        assert_eq!(out(&mut h).len(), 10);
         // A libzmq 3.x ROUTER: signature, revision 1, type 6, identity "peer", then a frame.
         let mut input = BytesMut::from(&b"\xff\0\0\0\0\0\0\0\x01\x7f\x01"[..]);
         h.handle_input(&mut input).unwrap();
-        assert_eq!(&out(&mut h)[..], b"\x05\x00\x02me");
+        assert_eq!(&out(&mut h)[..], b"\x03\x05\x00\x02me");
         input.extend_from_slice(b"\x06\x00\x04peer\x01\x00\x00\x03abc");
         h.handle_input(&mut input).unwrap();
         assert!(out(&mut h).is_empty());
         let peer = h.into_peer().unwrap();
         assert_eq!((peer.major, peer.minor), (2, 0));
-        assert_eq!(peer.socket_type, SocketType::Router);
+        assert_eq!(peer.socket_type, Some(SocketType::Router));
         assert_eq!(peer.routing_id.as_deref(), Some(&b"peer"[..]));
         assert_eq!(
             peer.metadata.get("Identity").map(|v| &v[..]),
             Some(&b"peer"[..])
         );
         assert_eq!(&input[..], b"\x01\x00\x00\x03abc");
+    }
+
+    /// A libzmq 2.x peer sends no signature: its identity frame in 1.0 framing comes first.
+    /// We answer with the body of our identity, whose header our signature already was.
+    #[test]
+    fn unversioned_zmtp_1_0_peer_exchanges_identities() {
+        let mut config = HandshakeConfig::new(SocketType::Dealer);
+        config.routing_id = Bytes::from_static(b"me");
+        let mut h = Handshake::new(config);
+        let signature = out(&mut h);
+        assert_eq!(&signature[..], b"\xff\0\0\0\0\0\0\0\x03\x7f");
+        // Identity "peer" (length 5 = flags + 4), then a message "abc".
+        let mut input = BytesMut::from(&b"\x05\x00peer\x04\x00abc"[..]);
+        h.handle_input(&mut input).unwrap();
+        assert_eq!(&out(&mut h)[..], b"me");
+        let peer = h.into_peer().unwrap();
+        assert_eq!((peer.major, peer.socket_type), (1, None));
+        assert_eq!(peer.routing_id.as_deref(), Some(&b"peer"[..]));
+        assert_eq!(&input[..], b"\x04\x00abc");
+        // What a 1.0 peer reads from us: one identity frame, "me".
+        let mut wire = signature;
+        wire.extend_from_slice(b"me");
+        let f = match V1Decoder::new(None).decode(&mut wire).unwrap() {
+            Decoded::Frame(f) => f,
+            Decoded::NeedMore(n) => panic!("needs {n}"),
+        };
+        assert_eq!(&f.body[..], b"me");
+        assert!(wire.is_empty());
+
+        // A long identity makes byte 9 the flags of a long header: bit 0 clear, also 1.0.
+        let mut h = Handshake::new(HandshakeConfig::new(SocketType::Pull));
+        out(&mut h);
+        let mut input = BytesMut::new();
+        put_v1_header(&mut input, 300, false);
+        input.extend_from_slice(&[7u8; 300]);
+        h.handle_input(&mut input).unwrap();
+        let peer = h.into_peer().unwrap();
+        assert_eq!(peer.routing_id.map(|id| id.len()), Some(300));
+    }
+
+    /// Revision 0 ("versioned 1.0"): signature, revision, socket type, then 1.0 frames.
+    #[test]
+    fn versioned_zmtp_1_0_peer_exchanges_types_and_identities() {
+        let mut config = HandshakeConfig::new(SocketType::Sub);
+        config.routing_id = Bytes::from_static(b"s");
+        let mut h = Handshake::new(config);
+        assert_eq!(out(&mut h).len(), 10);
+        let mut input = BytesMut::from(&b"\xff\0\0\0\0\0\0\0\x01\x7f\x00\x01\x01\x00"[..]);
+        h.handle_input(&mut input).unwrap();
+        // Our major, type (SUB = 2), identity frame "s" in 1.0 framing; no 3.x rest.
+        assert_eq!(&out(&mut h)[..], b"\x03\x02\x02\x00s");
+        let peer = h.into_peer().unwrap();
+        assert_eq!((peer.major, peer.socket_type), (1, Some(SocketType::Pub)));
+        assert_eq!(peer.routing_id, None);
+        assert!(input.is_empty());
     }
 
     #[test]
@@ -511,8 +671,8 @@ mod tests {
         );
         assert_eq!(run(b"\x04\x01\x05").unwrap_err().fault(), Fault::Malformed);
         let mut h = Handshake::new(HandshakeConfig::new(SocketType::Sub));
-        let e = h.handle_input(&mut BytesMut::from(&b"\x01\x00"[..]));
-        assert_eq!(e, Err(HandshakeError::Greeting(GreetingError::Zmtp1Peer)));
+        let e = h.handle_input(&mut BytesMut::from(&b"\x00\x00"[..]));
+        assert_eq!(e, Err(HandshakeError::Frame(FrameError::ZeroLength)));
 
         let mut cfg = HandshakeConfig::new(SocketType::Sub);
         cfg.max_msg_size = Some(10);

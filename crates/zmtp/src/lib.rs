@@ -31,6 +31,7 @@ pub mod handshake;
 pub mod metadata;
 mod null;
 pub mod socket_type;
+pub mod v1;
 pub mod v2;
 
 pub use command::{Command, PING_CONTEXT_MAX};
@@ -46,4 +47,5 @@ pub use handshake::{
 };
 pub use metadata::Metadata;
 pub use socket_type::SocketType;
+pub use v1::{put_v1_header, V1Decoder};
 pub use v2::{V2Tail, V2TailDecoder};

@@ -26,8 +26,8 @@ pub struct PeerInfo {
     /// ZMTP major version spoken with the peer: 3, or 2 for a ZMTP 2.0 peer (libzmq 3.x),
     /// which has no commands (no PING, subscriptions as messages) and sent no READY.
     pub major: u8,
-    /// The peer's socket type.
-    pub socket_type: SocketType,
+    /// The peer's socket type; `None` for an unversioned ZMTP 1.0 peer, which never says.
+    pub socket_type: Option<SocketType>,
     /// The peer's `Identity` property, `None` when absent or empty.
     pub routing_id: Option<Bytes>,
     /// Every property of the peer's READY, in wire order.
@@ -107,7 +107,7 @@ pub(crate) fn accept_ready(ours: SocketType, minor: u8, frame: Frame) -> Result<
     Ok(PeerInfo {
         minor,
         major: 3,
-        socket_type: peer,
+        socket_type: Some(peer),
         routing_id,
         metadata,
     })
@@ -164,7 +164,7 @@ mod tests {
         )
         .ok()
         .unwrap();
-        assert_eq!(p.socket_type, SocketType::Dealer);
+        assert_eq!(p.socket_type, Some(SocketType::Dealer));
         assert_eq!(p.routing_id.as_deref(), Some(&b"abc"[..]));
         assert_eq!(p.metadata.get("x-K").unwrap(), &b"v"[..]);
         let p = accept_ready(
