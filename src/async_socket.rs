@@ -5,24 +5,81 @@
 //! again" (edge-triggered, as libzmq's ZMQ_FD), so each wait clears tokio's readiness and
 //! drains the eventfd *before* retrying: a wake-up arriving after that retry re-arms the
 //! fd, and one that arrived before it is seen by the retry itself, so none is lost.
+//!
+//! # Cancel safety
+//!
+//! Every operation is written as a `poll_*` function whose only suspension point is that
+//! readiness wait, and whatever it has taken from the socket is kept in the `AsyncSocket`,
+//! not in the future. So dropping a future (a `select!` branch that lost, a timeout) loses
+//! nothing: the parts of a message received so far wait for the next receive, and a
+//! multipart send hands the socket either all of its parts or none of them. The pipes take
+//! every part of a message once they took its first (libzmq's HWM counts whole messages),
+//! so the parts after the first are handed over in the same poll, with no wait between.
+//!
+//! Tokio keeps one read waker per fd, and both directions of a socket wait on the same fd;
+//! when the two are polled from different tasks (a `Stream` and a `Sink` split apart), the
+//! direction that is woken wakes the other one's task too, so neither is forgotten.
 
+use std::collections::VecDeque;
+use std::future::poll_fn;
 use std::os::fd::OwnedFd;
+use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
 use tokio::io::unix::AsyncFd;
 
 use crate::error::{Error, Result};
-use crate::flags::{RecvFlags, SendFlags};
+use crate::flags::RecvFlags;
 use crate::msg::Msg;
+use crate::multipart::Multipart;
 use crate::socket::Socket;
 
+/// Which operation waits: each keeps its own task's waker.
+#[derive(Debug, Clone, Copy)]
+enum Dir {
+    Recv = 0,
+    Send = 1,
+}
+
 /// A socket for async code on tokio. Create it inside a runtime with I/O enabled.
+///
+/// Every future it returns is `Send`, so the socket can move into `tokio::spawn` on the
+/// multi-thread runtime:
+///
+/// ```
+/// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+/// # async fn main() -> ferromq::Result<()> {
+/// use ferromq::{AsyncSocket, Context, SocketType};
+/// let ctx = Context::new();
+/// let mut rep = AsyncSocket::new(ctx.socket(SocketType::Rep)?)?;
+/// rep.get_mut().bind("inproc://doc-async")?;
+/// let mut req = AsyncSocket::new(ctx.socket(SocketType::Req)?)?;
+/// req.get_mut().connect("inproc://doc-async")?;
+/// let server = tokio::spawn(async move {
+///     let m = rep.recv().await?;
+///     rep.send(m, false).await
+/// });
+/// req.send("ping", false).await?;
+/// assert_eq!(req.recv().await?.as_slice(), b"ping");
+/// server.await.expect("server task")?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct AsyncSocket {
     /// A duplicate of the socket's eventfd (same counter, same readiness), owned here so
     /// the registration can never outlive the descriptor it names.
     ready: AsyncFd<OwnedFd>,
     socket: Socket,
+    /// The parts of a message received so far, kept here so a dropped receive loses none.
+    inbound: Vec<Msg>,
+    /// The frames of a message not yet wholly handed to the socket.
+    outbound: VecDeque<Bytes>,
+    /// Whether the first frame of `outbound`'s message is in the socket already (then the
+    /// rest must follow before anything else is sent).
+    out_started: bool,
+    /// The task waiting in each direction (see the module's last paragraph).
+    wakers: [Option<Waker>; 2],
 }
 
 impl AsyncSocket {
@@ -37,7 +94,14 @@ impl AsyncSocket {
         // held by the `AsyncFd` itself cannot, which is the I/O safety the new API wants.
         #[allow(deprecated)]
         let ready = AsyncFd::with_interest(fd, tokio::io::Interest::READABLE)?;
-        Ok(AsyncSocket { ready, socket })
+        Ok(AsyncSocket {
+            ready,
+            socket,
+            inbound: Vec::new(),
+            outbound: VecDeque::new(),
+            out_started: false,
+            wakers: [None, None],
+        })
     }
 
     /// The socket, for options, bind and connect.
@@ -50,79 +114,179 @@ impl AsyncSocket {
         &mut self.socket
     }
 
-    /// Gives the socket back.
+    /// Gives the socket back. Parts of a partly received message, and the rest of a message
+    /// whose sending a dropped future or the `Sink` left unfinished, are dropped with it.
     pub fn into_inner(self) -> Socket {
-        let AsyncSocket { ready, socket } = self;
+        let AsyncSocket { ready, socket, .. } = self;
         drop(ready);
         socket
     }
 
-    /// Waits for the next wake-up of the socket.
-    async fn changed(&self) -> Result<()> {
-        let mut guard = self.ready.readable().await?;
-        guard.clear_ready();
-        self.socket.signaler().drain();
-        Ok(())
-    }
-
-    /// Sends one message part (`more`: others follow), waiting while the socket cannot take
-    /// it (HWM reached, no peer yet).
-    pub async fn send(&mut self, msg: impl Into<Msg>, more: bool) -> Result<()> {
-        let data: Bytes = msg.into().data;
-        let flags = if more {
-            SendFlags::SNDMORE | SendFlags::DONTWAIT
-        } else {
-            SendFlags::DONTWAIT
-        };
+    /// Runs `op` until it stops saying `EAGAIN`, parking the task on the socket's fd between
+    /// tries.
+    fn poll_op<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        dir: Dir,
+        mut op: impl FnMut(&mut Socket) -> Result<T>,
+    ) -> Poll<Result<T>> {
         loop {
-            // A refused part is handed back only inside `send`; retry with a cheap clone.
-            match self.socket.send(data.clone(), flags) {
-                Err(Error::Again) => self.changed().await?,
-                done => return done,
+            match op(&mut self.socket) {
+                Err(Error::Again) => {}
+                done => return Poll::Ready(done),
+            }
+            match self.ready.poll_read_ready(cx) {
+                Poll::Ready(Ok(mut guard)) => {
+                    guard.clear_ready();
+                    self.socket.signaler().drain();
+                    // The fd fired: whoever waits in the other direction may proceed too.
+                    for w in self.wakers.iter_mut().filter_map(Option::take) {
+                        if !w.will_wake(cx.waker()) {
+                            w.wake();
+                        }
+                    }
+                }
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e.into())),
+                Poll::Pending => {
+                    self.wakers[dir as usize] = Some(cx.waker().clone());
+                    return Poll::Pending;
+                }
             }
         }
     }
 
-    /// Sends a copy of `data` as one message part, like [`Socket::send_slice`].
+    /// Polls to hand the frame in `slot` to the socket; the frame stays in `slot` until the
+    /// socket takes it, so the caller decides what a cancel does with it.
+    fn poll_send_frame(
+        &mut self,
+        cx: &mut Context<'_>,
+        slot: &mut Option<Bytes>,
+        more: bool,
+    ) -> Poll<Result<()>> {
+        self.poll_op(cx, Dir::Send, |s| {
+            let Some(frame) = slot.take() else {
+                return Ok(());
+            };
+            s.try_send_frame(frame, more).map_err(|(e, back)| {
+                *slot = Some(back);
+                e
+            })
+        })
+    }
+
+    /// Polls for one message part (the next part of a message whose receive was
+    /// interrupted comes first).
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<Msg>> {
+        if !self.inbound.is_empty() {
+            return Poll::Ready(Ok(self.inbound.remove(0)));
+        }
+        self.poll_op(cx, Dir::Recv, |s| s.recv(RecvFlags::DONTWAIT))
+    }
+
+    /// Polls for a whole message.
+    pub fn poll_recv_multipart(&mut self, cx: &mut Context<'_>) -> Poll<Result<Multipart>> {
+        loop {
+            let part = match self.poll_op(cx, Dir::Recv, |s| s.recv(RecvFlags::DONTWAIT)) {
+                Poll::Ready(Ok(part)) => part,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
+            };
+            let last = !part.more;
+            self.inbound.push(part);
+            if last {
+                let mut msg = Multipart::new();
+                for part in self.inbound.drain(..) {
+                    msg.push_part(part);
+                }
+                return Poll::Ready(Ok(msg));
+            }
+        }
+    }
+
+    /// Hands the rest of `outbound` to the socket; ready once it is empty. An error before
+    /// the first frame went in drops the message (it was refused whole); after, the parts
+    /// the socket has are completed by the pattern's own rules (ETERM: nothing is sent).
+    fn poll_flush_outbound(&mut self, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        while let Some(frame) = self.outbound.pop_front() {
+            let more = !self.outbound.is_empty();
+            let mut slot = Some(frame);
+            let sent = self.poll_send_frame(cx, &mut slot, more);
+            match sent {
+                Poll::Ready(Ok(())) => self.out_started = more,
+                Poll::Ready(Err(e)) => {
+                    self.outbound.clear();
+                    self.out_started = false;
+                    return Poll::Ready(Err(e));
+                }
+                Poll::Pending => {
+                    if let Some(frame) = slot {
+                        self.outbound.push_front(frame);
+                    }
+                    return Poll::Pending;
+                }
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Sends one message part (`more`: others follow), waiting while the socket cannot take
+    /// it (HWM reached, no peer yet).
+    ///
+    /// Cancel safety: dropped before it completes, the part was not sent. Parts sent with
+    /// `more` before it stay in the socket, so a multipart message sent part by part can be
+    /// left half sent by a cancel; use [`AsyncSocket::send_multipart`] where futures may be
+    /// dropped.
+    pub async fn send(&mut self, msg: impl Into<Msg>, more: bool) -> Result<()> {
+        self.finish_outbound().await?;
+        let mut slot = Some(msg.into().data);
+        poll_fn(|cx| self.poll_send_frame(cx, &mut slot, more)).await
+    }
+
+    /// Sends a copy of `data` as one message part, like [`Socket::send_slice`]; cancel safe
+    /// as [`AsyncSocket::send`].
     pub async fn send_slice(&mut self, data: &[u8], more: bool) -> Result<()> {
         let body = self.socket.copy_to_send(data);
         self.send(body, more).await
     }
 
     /// Receives one message part, waiting until one arrives.
+    ///
+    /// Cancel safety: cancel safe. A part is taken from the socket only in the poll that
+    /// returns it, so a dropped future took nothing.
     pub async fn recv(&mut self) -> Result<Msg> {
-        loop {
-            match self.socket.recv(RecvFlags::DONTWAIT) {
-                Err(Error::Again) => self.changed().await?,
-                done => return done,
-            }
-        }
+        poll_fn(|cx| self.poll_recv(cx)).await
     }
 
-    /// Sends every part of a message.
-    pub async fn send_multipart<I, T>(&mut self, parts: I) -> Result<()>
-    where
-        I: IntoIterator<Item = T>,
-        T: Into<Msg>,
-    {
-        let mut iter = parts.into_iter().peekable();
-        while let Some(part) = iter.next() {
-            let more = iter.peek().is_some();
-            self.send(part, more).await?;
-        }
-        Ok(())
+    /// Sends every part of a message, waiting while the socket cannot take its first part.
+    ///
+    /// Cancel safety: all or nothing. Dropped while it waits, no part was sent; once the
+    /// socket has taken the first part it takes the others in the same poll, so the message
+    /// is never left half sent in the pipe.
+    pub async fn send_multipart(&mut self, parts: impl Into<Multipart>) -> Result<()> {
+        self.finish_outbound().await?;
+        let mut frames: VecDeque<Bytes> = parts.into().into_frames().into();
+        let Some(first) = frames.pop_front() else {
+            return Ok(());
+        };
+        let more = !frames.is_empty();
+        let mut slot = Some(first);
+        poll_fn(|cx| self.poll_send_frame(cx, &mut slot, more)).await?;
+        self.outbound = frames;
+        self.out_started = more;
+        self.finish_outbound().await
+    }
+
+    /// Completes a message an earlier cancelled call or the `Sink` left in `outbound`.
+    async fn finish_outbound(&mut self) -> Result<()> {
+        poll_fn(|cx| self.poll_flush_outbound(cx)).await
     }
 
     /// Receives every part of a message.
-    pub async fn recv_multipart(&mut self) -> Result<Vec<Bytes>> {
-        let mut parts = Vec::new();
-        loop {
-            let msg = self.recv().await?;
-            parts.push(msg.data);
-            if !msg.more {
-                return Ok(parts);
-            }
-        }
+    ///
+    /// Cancel safety: cancel safe. Parts taken before the future was dropped wait in the
+    /// `AsyncSocket` and begin the message the next receive returns.
+    pub async fn recv_multipart(&mut self) -> Result<Multipart> {
+        poll_fn(|cx| self.poll_recv_multipart(cx)).await
     }
 }
 

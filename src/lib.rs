@@ -62,6 +62,7 @@ mod ipc;
 mod listener;
 pub mod monitor;
 mod msg;
+mod multipart;
 pub mod option;
 mod pattern;
 mod peer;
@@ -85,6 +86,7 @@ pub use error::{Error, Result, EFSM, EMTHREAD, ENOCOMPATPROTO, ETERM, ZMQ_HAUSNU
 pub use ferromq_zmtp::SocketType;
 pub use flags::{Events, RecvFlags, SendFlags, POLLERR, POLLIN, POLLOUT};
 pub use msg::{Metadata, Msg};
+pub use multipart::Multipart;
 pub use poll::{poll, PollItem};
 pub use proxy::{proxy, proxy_steerable, proxy_steerable_loopback, SocketStats};
 pub use socket::Socket;

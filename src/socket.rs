@@ -367,19 +367,28 @@ impl Socket {
             Patience::new(flags.contains(SendFlags::DONTWAIT), self.options.sndtimeo);
         let mut frame = msg.data;
         loop {
-            if self.ctx.is_terminated() {
-                return Err(Error::Term);
-            }
-            let mut core = self.shared.lock();
-            let sent = core.pattern.send(frame, more, &self.options);
-            self.shared.unlock(core);
-            match sent {
+            match self.try_send_frame(frame, more) {
                 Ok(()) => return Ok(()),
                 Err((Error::Again, back)) => frame = back,
                 Err((e, _)) => return Err(e),
             }
             self.wait(patience.deadline()?)?;
         }
+    }
+
+    /// One attempt to hand a frame to the pattern, never waiting; a refused frame comes back.
+    pub(crate) fn try_send_frame(
+        &mut self,
+        frame: Bytes,
+        more: bool,
+    ) -> std::result::Result<(), (Error, Bytes)> {
+        if self.ctx.is_terminated() {
+            return Err((Error::Term, frame));
+        }
+        let mut core = self.shared.lock();
+        let sent = core.pattern.send(frame, more, &self.options);
+        self.shared.unlock(core);
+        sent
     }
 
     /// Sends a copy of `data` as one message part, as `zmq_send` does. The copy goes into
