@@ -73,11 +73,10 @@ pub struct AsyncSocket {
     socket: Socket,
     /// The parts of a message received so far, kept here so a dropped receive loses none.
     inbound: Vec<Msg>,
-    /// The frames of a message not yet wholly handed to the socket.
+    /// The frames of a message not yet wholly handed to the socket: the `Sink`'s buffered
+    /// message, or the parts after the first that a pattern refused (none does today: the
+    /// pipes take every part once they took the first); always finished before the next.
     outbound: VecDeque<Bytes>,
-    /// Whether the first frame of `outbound`'s message is in the socket already (then the
-    /// rest must follow before anything else is sent).
-    out_started: bool,
     /// The task waiting in each direction (see the module's last paragraph).
     wakers: [Option<Waker>; 2],
 }
@@ -99,7 +98,6 @@ impl AsyncSocket {
             socket,
             inbound: Vec::new(),
             outbound: VecDeque::new(),
-            out_started: false,
             wakers: [None, None],
         })
     }
@@ -206,16 +204,15 @@ impl AsyncSocket {
     /// Hands the rest of `outbound` to the socket; ready once it is empty. An error before
     /// the first frame went in drops the message (it was refused whole); after, the parts
     /// the socket has are completed by the pattern's own rules (ETERM: nothing is sent).
-    fn poll_flush_outbound(&mut self, cx: &mut Context<'_>) -> Poll<Result<()>> {
+    pub(crate) fn poll_flush_outbound(&mut self, cx: &mut Context<'_>) -> Poll<Result<()>> {
         while let Some(frame) = self.outbound.pop_front() {
             let more = !self.outbound.is_empty();
             let mut slot = Some(frame);
             let sent = self.poll_send_frame(cx, &mut slot, more);
             match sent {
-                Poll::Ready(Ok(())) => self.out_started = more,
+                Poll::Ready(Ok(())) => {}
                 Poll::Ready(Err(e)) => {
                     self.outbound.clear();
-                    self.out_started = false;
                     return Poll::Ready(Err(e));
                 }
                 Poll::Pending => {
@@ -227,6 +224,16 @@ impl AsyncSocket {
             }
         }
         Poll::Ready(Ok(()))
+    }
+
+    /// Parks a whole message for [`AsyncSocket::poll_flush_outbound`] (the `Sink`'s
+    /// `start_send`); `EFSM` if the previous one was not handed over yet (`poll_ready` first).
+    pub(crate) fn queue_outbound(&mut self, msg: Multipart) -> Result<()> {
+        if !self.outbound.is_empty() {
+            return Err(Error::Fsm);
+        }
+        self.outbound = msg.into_frames().into();
+        Ok(())
     }
 
     /// Sends one message part (`more`: others follow), waiting while the socket cannot take
@@ -272,7 +279,6 @@ impl AsyncSocket {
         let mut slot = Some(first);
         poll_fn(|cx| self.poll_send_frame(cx, &mut slot, more)).await?;
         self.outbound = frames;
-        self.out_started = more;
         self.finish_outbound().await
     }
 

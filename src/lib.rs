@@ -44,6 +44,7 @@
 //! rather than one allocation per message that another thread then frees.
 
 mod async_socket;
+mod async_stream;
 mod command;
 mod connecter;
 mod connection;
