@@ -29,10 +29,11 @@ use bytes::Bytes;
 use tokio::io::unix::AsyncFd;
 
 use crate::error::{Error, Result};
-use crate::flags::RecvFlags;
+use crate::flags::{RecvFlags, SendFlags};
 use crate::msg::Msg;
 use crate::multipart::Multipart;
-use crate::socket::Socket;
+use crate::send_error::SendError;
+use crate::socket::{SendResult, Socket};
 
 /// Which operation waits: each keeps its own task's waker.
 #[derive(Debug, Clone, Copy)]
@@ -49,7 +50,7 @@ enum Dir {
 /// ```
 /// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 /// # async fn main() -> ferromq::Result<()> {
-/// use ferromq::{AsyncSocket, Context, SocketType};
+/// use ferromq::{AsyncSocket, Context, SendFlags, SocketType};
 /// let ctx = Context::new();
 /// let mut rep = AsyncSocket::new(ctx.socket(SocketType::Rep)?)?;
 /// rep.get_mut().bind("inproc://doc-async")?;
@@ -57,9 +58,11 @@ enum Dir {
 /// req.get_mut().connect("inproc://doc-async")?;
 /// let server = tokio::spawn(async move {
 ///     let m = rep.recv().await?;
-///     rep.send(m, false).await
+///     // A refused send carries the message back; `?` keeps just the error.
+///     rep.send(m, SendFlags::empty()).await?;
+///     Ok::<(), ferromq::Error>(())
 /// });
-/// req.send("ping", false).await?;
+/// req.send("ping", SendFlags::empty()).await?;
 /// assert_eq!(req.recv().await?.as_slice(), b"ping");
 /// server.await.expect("server task")?;
 /// # Ok(())
@@ -236,24 +239,61 @@ impl AsyncSocket {
         Ok(())
     }
 
-    /// Sends one message part (`more`: others follow), waiting while the socket cannot take
-    /// it (HWM reached, no peer yet).
+    /// Sends one message part (`SNDMORE`: others follow), waiting while the socket cannot
+    /// take it (HWM reached, no peer yet); with `DONTWAIT` it tries once and a refused part
+    /// comes back in the error, as from [`Socket::send`].
     ///
     /// Cancel safety: dropped before it completes, the part was not sent. Parts sent with
-    /// `more` before it stay in the socket, so a multipart message sent part by part can be
-    /// left half sent by a cancel; use [`AsyncSocket::send_multipart`] where futures may be
-    /// dropped.
-    pub async fn send(&mut self, msg: impl Into<Msg>, more: bool) -> Result<()> {
-        self.finish_outbound().await?;
-        let mut slot = Some(msg.into().data);
-        poll_fn(|cx| self.poll_send_frame(cx, &mut slot, more)).await
+    /// `SNDMORE` before it stay in the socket, so a multipart message sent part by part can
+    /// be left half sent by a cancel; use [`AsyncSocket::send_multipart`] where futures may
+    /// be dropped.
+    pub async fn send(&mut self, msg: impl Into<Msg>, flags: SendFlags) -> SendResult<Msg> {
+        let Msg {
+            data,
+            more,
+            metadata,
+        } = msg.into();
+        self.send_frame(data, flags.contains(SendFlags::SNDMORE), flags)
+            .await
+            .map_err(|(e, data)| {
+                let msg = Msg {
+                    data,
+                    more,
+                    metadata,
+                };
+                SendError::new(e, msg)
+            })
     }
 
     /// Sends a copy of `data` as one message part, like [`Socket::send_slice`]; cancel safe
     /// as [`AsyncSocket::send`].
-    pub async fn send_slice(&mut self, data: &[u8], more: bool) -> Result<()> {
+    pub async fn send_slice(&mut self, data: &[u8], flags: SendFlags) -> SendResult<Msg> {
         let body = self.socket.copy_to_send(data);
-        self.send(body, more).await
+        self.send(body, flags).await
+    }
+
+    /// Finishes what `outbound` holds, then hands `frame` over (once, under `DONTWAIT`);
+    /// a refused frame comes back.
+    async fn send_frame(
+        &mut self,
+        frame: Bytes,
+        more: bool,
+        flags: SendFlags,
+    ) -> std::result::Result<(), (Error, Bytes)> {
+        let dontwait = flags.contains(SendFlags::DONTWAIT);
+        let mut slot = Some(frame);
+        let sent = poll_fn(|cx| {
+            let r = match self.poll_flush_outbound(cx) {
+                Poll::Ready(Ok(())) => self.poll_send_frame(cx, &mut slot, more),
+                other => other,
+            };
+            match r {
+                Poll::Pending if dontwait => Poll::Ready(Err(Error::Again)),
+                r => r,
+            }
+        })
+        .await;
+        sent.map_err(|e| (e, slot.take().unwrap_or_default()))
     }
 
     /// Receives one message part, waiting until one arrives.
@@ -264,22 +304,30 @@ impl AsyncSocket {
         poll_fn(|cx| self.poll_recv(cx)).await
     }
 
-    /// Sends every part of a message, waiting while the socket cannot take its first part.
+    /// Sends every part of a message, waiting while the socket cannot take its first part
+    /// (`DONTWAIT`: tries once). A message refused whole comes back whole in the error.
     ///
     /// Cancel safety: all or nothing. Dropped while it waits, no part was sent; once the
     /// socket has taken the first part it takes the others in the same poll, so the message
     /// is never left half sent in the pipe.
-    pub async fn send_multipart(&mut self, parts: impl Into<Multipart>) -> Result<()> {
-        self.finish_outbound().await?;
-        let mut frames: VecDeque<Bytes> = parts.into().into_frames().into();
+    pub async fn send_multipart(
+        &mut self,
+        parts: impl IntoIterator<Item = impl Into<Bytes>>,
+        flags: SendFlags,
+    ) -> SendResult<Multipart> {
+        let mut frames: VecDeque<Bytes> = parts.into_iter().map(Into::into).collect();
         let Some(first) = frames.pop_front() else {
             return Ok(());
         };
-        let more = !frames.is_empty();
-        let mut slot = Some(first);
-        poll_fn(|cx| self.poll_send_frame(cx, &mut slot, more)).await?;
+        if let Err((e, back)) = self.send_frame(first, !frames.is_empty(), flags).await {
+            frames.push_front(back);
+            return Err(SendError::new(e, frames.into_iter().collect()));
+        }
         self.outbound = frames;
-        self.finish_outbound().await
+        // Only ETERM fails here, with no part left to hand back.
+        self.finish_outbound()
+            .await
+            .map_err(|e| SendError::new(e, Multipart::new()))
     }
 
     /// Completes a message an earlier cancelled call or the `Sink` left in `outbound`.
@@ -324,7 +372,9 @@ mod tests {
             let recv = async { a.recv_multipart().await.unwrap() };
             let send = async {
                 tokio::task::yield_now().await;
-                b.send_multipart(["x", "y"]).await.unwrap();
+                b.send_multipart(["x", "y"], SendFlags::empty())
+                    .await
+                    .unwrap();
             };
             let (got, ()) = tokio::join!(recv, send);
             assert_eq!(got, vec![Bytes::from("x"), Bytes::from("y")]);

@@ -73,6 +73,7 @@ mod proxy;
 mod raw;
 mod recv_buffers;
 mod send_buffers;
+mod send_error;
 mod session;
 mod signaler;
 mod socket;
@@ -90,7 +91,8 @@ pub use msg::{Metadata, Msg};
 pub use multipart::Multipart;
 pub use poll::{poll, PollItem};
 pub use proxy::{proxy, proxy_steerable, proxy_steerable_loopback, SocketStats};
-pub use socket::Socket;
+pub use send_error::SendError;
+pub use socket::{SendResult, Socket};
 
 /// Whether this build implements a socket type (the others fail with `EINVAL`).
 pub fn has_socket_type(kind: SocketType) -> bool {

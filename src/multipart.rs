@@ -45,6 +45,11 @@ impl Multipart {
         self.frames.push(part.data);
     }
 
+    /// Removes and returns the last frame.
+    pub fn pop(&mut self) -> Option<Bytes> {
+        self.frames.pop()
+    }
+
     /// The frames.
     pub fn frames(&self) -> &[Bytes] {
         &self.frames

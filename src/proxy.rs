@@ -17,6 +17,7 @@ use ferromq_zmtp::SocketType;
 
 use crate::error::Result;
 use crate::flags::{RecvFlags, SendFlags};
+use crate::multipart::Multipart;
 use crate::poll::{poll, PollItem};
 use crate::socket::Socket;
 use crate::{POLLIN, POLLOUT};
@@ -89,10 +90,11 @@ fn stats_reply(control: &mut Socket, front: SocketStats, back: SocketStats) -> R
         back.msg_out,
         back.bytes_out,
     ];
-    let parts = values
+    let parts: Multipart = values
         .iter()
-        .map(|v| Bytes::copy_from_slice(&v.to_ne_bytes()));
-    control.send_multipart(parts, SendFlags::empty())
+        .map(|v| Bytes::copy_from_slice(&v.to_ne_bytes()))
+        .collect();
+    Ok(control.send_multipart(parts, SendFlags::empty())?)
 }
 
 /// Reads one control command and applies it. Unknown commands are ignored (libzmq 4.3.5

@@ -25,10 +25,12 @@ use crate::ipc::ipc_bind;
 use crate::listener::{accept_loop, bind_tcp, Bound, ListenerCtl};
 use crate::monitor::{MonitorHub, EVENT_BIND_FAILED, EVENT_CLOSED, EVENT_LISTENING};
 use crate::msg::Msg;
+use crate::multipart::Multipart;
 use crate::option::{self, Options};
 use crate::pattern;
 use crate::peer::{socket_pipes, PipeId};
 use crate::send_buffers::SendBuffers;
+use crate::send_error::SendError;
 use crate::session::{ActivityGuard, SessionCtl};
 use crate::signaler::Signaler;
 
@@ -73,6 +75,9 @@ pub struct Socket {
     send_buffers: SendBuffers,
     _active: ActivityGuard,
 }
+
+/// A send's outcome: a refused message comes back in the error.
+pub type SendResult<M> = std::result::Result<(), SendError<M>>;
 
 /// When a blocking send or receive gives up. The clock is read only before the first wait,
 /// as libzmq does, so a call that completes at once costs no `clock_gettime`.
@@ -359,21 +364,37 @@ impl Socket {
         self.monitor.stop();
     }
 
-    /// Sends one message part.
-    pub fn send(&mut self, msg: impl Into<Msg>, flags: SendFlags) -> Result<()> {
-        let msg = msg.into();
+    /// Sends one message part. A refused part comes back in the error (`EAGAIN` under
+    /// `DONTWAIT` or after SNDTIMEO, `ETERM`, the pattern's own errors).
+    pub fn send(&mut self, msg: impl Into<Msg>, flags: SendFlags) -> SendResult<Msg> {
+        let Msg {
+            data,
+            more: part_more,
+            metadata,
+        } = msg.into();
         let more = flags.contains(SendFlags::SNDMORE);
         let mut patience =
             Patience::new(flags.contains(SendFlags::DONTWAIT), self.options.sndtimeo);
-        let mut frame = msg.data;
-        loop {
+        let mut frame = data;
+        let error = loop {
             match self.try_send_frame(frame, more) {
                 Ok(()) => return Ok(()),
                 Err((Error::Again, back)) => frame = back,
-                Err((e, _)) => return Err(e),
+                Err((e, back)) => {
+                    frame = back;
+                    break e;
+                }
             }
-            self.wait(patience.deadline()?)?;
-        }
+            if let Err(e) = patience.deadline().and_then(|d| self.wait(d)) {
+                break e;
+            }
+        };
+        let msg = Msg {
+            data: frame,
+            more: part_more,
+            metadata,
+        };
+        Err(SendError::new(error, msg))
     }
 
     /// One attempt to hand a frame to the pattern, never waiting; a refused frame comes back.
@@ -394,7 +415,7 @@ impl Socket {
     /// Sends a copy of `data` as one message part, as `zmq_send` does. The copy goes into
     /// buffers the socket recycles (see `send_buffers`) rather than a fresh allocation, so
     /// prefer this to `send(Bytes::copy_from_slice(data), ..)` for borrowed bytes.
-    pub fn send_slice(&mut self, data: &[u8], flags: SendFlags) -> Result<()> {
+    pub fn send_slice(&mut self, data: &[u8], flags: SendFlags) -> SendResult<Msg> {
         let body = self.copy_to_send(data);
         self.send(body, flags)
     }
@@ -439,36 +460,50 @@ impl Socket {
         Ok(())
     }
 
-    /// Sends every part of a message.
-    pub fn send_multipart<I, T>(&mut self, parts: I, flags: SendFlags) -> Result<()>
-    where
-        I: IntoIterator<Item = T>,
-        T: Into<Msg>,
-    {
+    /// Sends every part of a message (`SNDMORE` is implied between parts; `DONTWAIT` applies
+    /// to the first part, as the pipes take every other part of a message whose first part
+    /// they took). A message refused whole comes back whole in the error; should a later part
+    /// fail (`ETERM`), the error holds the parts not sent.
+    pub fn send_multipart(
+        &mut self,
+        parts: impl IntoIterator<Item = impl Into<Bytes>>,
+        flags: SendFlags,
+    ) -> SendResult<Multipart> {
         let base = if flags.contains(SendFlags::DONTWAIT) {
             SendFlags::DONTWAIT
         } else {
             SendFlags::empty()
         };
-        let mut iter = parts.into_iter().peekable();
-        while let Some(part) = iter.next() {
-            let f = if iter.peek().is_some() {
+        let mut frames = parts
+            .into_iter()
+            .map(Into::into)
+            .collect::<Vec<Bytes>>()
+            .into_iter();
+        while let Some(part) = frames.next() {
+            let f = if frames.len() > 0 {
                 base | SendFlags::SNDMORE
             } else {
                 base
             };
-            self.send(part, f)?;
+            if let Err(e) = self.send(part, f) {
+                let error = e.error();
+                let rest = std::iter::once(e.into_message().data)
+                    .chain(frames)
+                    .collect();
+                return Err(SendError::new(error, rest));
+            }
         }
         Ok(())
     }
 
     /// Receives every part of a message.
-    pub fn recv_multipart(&mut self, flags: RecvFlags) -> Result<Vec<Bytes>> {
-        let mut parts = Vec::new();
+    pub fn recv_multipart(&mut self, flags: RecvFlags) -> Result<Multipart> {
+        let mut parts = Multipart::new();
         loop {
             let msg = self.recv(flags)?;
-            parts.push(msg.data);
-            if !msg.more {
+            let more = msg.more;
+            parts.push_part(msg);
+            if !more {
                 return Ok(parts);
             }
         }
@@ -761,7 +796,27 @@ mod tests {
         assert_eq!(s.recv(RecvFlags::DONTWAIT), Err(Error::Again));
         s.set_rcvtimeo(20).unwrap();
         assert_eq!(s.recv(RecvFlags::empty()), Err(Error::Again));
-        assert_eq!(s.send("x", SendFlags::empty()), Err(Error::NotSup));
+        let refused = s.send("x", SendFlags::empty()).unwrap_err();
+        assert_eq!(refused.error(), Error::NotSup);
+        assert_eq!(refused.into_message().as_slice(), b"x");
+    }
+
+    #[test]
+    fn a_refused_send_hands_the_message_back() {
+        let ctx = Context::new();
+        let mut s = ctx.socket(SocketType::Push).unwrap();
+        // No peer: DONTWAIT refuses at once, SNDTIMEO after waiting; both give it back.
+        let refused = s
+            .send_multipart(["a", "b"], SendFlags::DONTWAIT)
+            .unwrap_err();
+        assert_eq!(refused.error(), Error::Again);
+        assert_eq!(
+            refused.into_message(),
+            vec![Bytes::from("a"), Bytes::from("b")]
+        );
+        s.set_sndtimeo(10).unwrap();
+        let refused = s.send(Bytes::from_static(b"late"), SendFlags::empty());
+        assert_eq!(refused.unwrap_err().into_message().as_slice(), b"late");
     }
 
     #[test]

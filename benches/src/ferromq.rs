@@ -71,7 +71,7 @@ impl Backend for Ferromq {
             SendFlags::empty()
         };
         // A copy of the caller's bytes, as zmq_send makes on the libzmq side.
-        match s.send_slice(data, flags) {
+        match s.send_slice(data, flags).map_err(Error::from) {
             Ok(()) => Ok(true),
             Err(Error::HostUnreachable) => Ok(false),
             Err(e) => Err(err("send", e)),

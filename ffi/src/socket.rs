@@ -146,8 +146,8 @@ pub unsafe fn c_str<'a>(text: *const c_char) -> Result<&'a str, Errno> {
 }
 
 /// A socket's error as the errno libzmq sets.
-pub fn errno_of(e: ferromq::Error) -> Errno {
-    Errno(e.errno())
+pub fn errno_of(e: impl Into<ferromq::Error>) -> Errno {
+    Errno(e.into().errno())
 }
 
 /// Creates a socket of libzmq type number `kind` (`EINVAL` for an unknown type, or one this

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use bytes::Bytes;
-use ferromq::{AsyncSocket, Context, Multipart, SocketType};
+use ferromq::{AsyncSocket, Context, Multipart, SendFlags, SocketType};
 use tokio::time::timeout;
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -72,7 +72,9 @@ async fn recv_cancelled_while_messages_arrive(endpoint: &str) {
     const COUNT: u32 = 3000;
     let sender = tokio::spawn(async move {
         for seq in 0..COUNT {
-            push.send_multipart(message(seq)).await.expect("send");
+            push.send_multipart(message(seq), SendFlags::empty())
+                .await
+                .expect("send");
             if seq % 8 == 0 {
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }
@@ -131,7 +133,12 @@ async fn cancelled_multipart_sends_are_all_or_nothing() {
         let mut cancels = 0;
         let mut seq = 0u32;
         while cancels < CANCELS {
-            match timeout(patience(seq as usize), push.send_multipart(message(seq))).await {
+            match timeout(
+                patience(seq as usize),
+                push.send_multipart(message(seq), SendFlags::empty()),
+            )
+            .await
+            {
                 Ok(r) => {
                     r.expect("send");
                     sent.push(seq);
@@ -140,9 +147,12 @@ async fn cancelled_multipart_sends_are_all_or_nothing() {
             }
             seq += 1;
         }
-        push.send_multipart([Bytes::copy_from_slice(&END.to_le_bytes())])
-            .await
-            .expect("end");
+        push.send_multipart(
+            [Bytes::copy_from_slice(&END.to_le_bytes())],
+            SendFlags::empty(),
+        )
+        .await
+        .expect("end");
         sent
     })
     .await
@@ -176,7 +186,10 @@ async fn router_with_100_dealer_tasks_loses_nothing() {
         dealers.push(tokio::spawn(async move {
             let mut cancels = 0;
             for seq in 0..EACH {
-                dealer.send_multipart(message(seq)).await.expect("request");
+                dealer
+                    .send_multipart(message(seq), SendFlags::empty())
+                    .await
+                    .expect("request");
                 let mut i = 0;
                 let reply = loop {
                     i += 1;
@@ -209,7 +222,10 @@ async fn router_with_100_dealer_tasks_loses_nothing() {
             for f in m {
                 reply.push(f);
             }
-            router.send_multipart(reply).await.expect("reply");
+            router
+                .send_multipart(reply, SendFlags::empty())
+                .await
+                .expect("reply");
         }
         (seen.len(), cancels)
     })

@@ -157,7 +157,10 @@ impl End {
                     } else {
                         SendFlags::empty()
                     };
-                    match s.send(Msg::from(part.clone()), flags) {
+                    match s
+                        .send(Msg::from(part.clone()), flags)
+                        .map_err(ferromq::Error::from)
+                    {
                         Ok(()) => {}
                         Err(ferromq::Error::HostUnreachable) if i == 0 => {
                             return SendOutcome::Unroutable

@@ -100,7 +100,10 @@ fn push_to_a_peer_that_stops_reading_blocks_at_the_hwm() {
     let mut sent = 0usize;
     let until = Instant::now() + Duration::from_secs(20);
     loop {
-        match push.send(body.clone(), SendFlags::DONTWAIT) {
+        match push
+            .send(body.clone(), SendFlags::DONTWAIT)
+            .map_err(Error::from)
+        {
             Ok(()) => sent += 1,
             Err(Error::Again) => break,
             Err(e) => panic!("unexpected {e:?}"),
@@ -125,7 +128,10 @@ fn push_to_a_peer_that_stops_reading_blocks_at_the_hwm() {
     push.set_sndtimeo(100).expect("sndtimeo");
     loop {
         let t = Instant::now();
-        match push.send(body.clone(), SendFlags::empty()) {
+        match push
+            .send(body.clone(), SendFlags::empty())
+            .map_err(Error::from)
+        {
             Ok(()) => sent += 1,
             Err(Error::Again) => {
                 assert!(t.elapsed() >= Duration::from_millis(90), "waited SNDTIMEO");
@@ -181,12 +187,17 @@ fn router_drops_or_refuses_for_a_peer_that_stops_reading() {
     // With it: an unknown peer is EHOSTUNREACH, a full one EAGAIN.
     router.set_router_mandatory(true).expect("mandatory");
     assert_eq!(
-        router.send("nobody", SendFlags::SNDMORE | SendFlags::DONTWAIT),
+        router
+            .send("nobody", SendFlags::SNDMORE | SendFlags::DONTWAIT)
+            .map_err(Error::from),
         Err(Error::HostUnreachable)
     );
     let mut refused = false;
     for _ in 0..20_000 {
-        match router.send("slow", SendFlags::SNDMORE | SendFlags::DONTWAIT) {
+        match router
+            .send("slow", SendFlags::SNDMORE | SendFlags::DONTWAIT)
+            .map_err(Error::from)
+        {
             Ok(()) => router
                 .send(body.clone(), SendFlags::DONTWAIT)
                 .expect("body"),

@@ -176,7 +176,8 @@ fn efsm_and_relaxed_correlated_against_libzmq_rep() {
     assert_eq!(req.recv(RecvFlags::empty()), Err(ferromq::Error::Fsm));
     req.send("one", SendFlags::empty()).unwrap();
     assert_eq!(
-        req.send("two", SendFlags::empty()),
+        req.send("two", SendFlags::empty())
+            .map_err(ferromq::Error::from),
         Err(ferromq::Error::Fsm)
     );
     assert_eq!(rep.recv_bytes(0).unwrap(), b"one");

@@ -40,9 +40,13 @@ fn async_dealer_against_a_blocking_router() {
             for i in 0..100u32 {
                 // Owned bodies and copies of borrowed ones, alternately.
                 if i % 2 == 0 {
-                    dealer.send(i.to_be_bytes().to_vec(), false).await
+                    dealer
+                        .send(i.to_be_bytes().to_vec(), SendFlags::empty())
+                        .await
                 } else {
-                    dealer.send_slice(&i.to_be_bytes(), false).await
+                    dealer
+                        .send_slice(&i.to_be_bytes(), SendFlags::empty())
+                        .await
                 }
                 .expect("send");
                 let reply = dealer.recv_multipart().await.expect("recv");
@@ -88,7 +92,7 @@ fn async_pull_and_push_against_libzmq() {
             for i in 0..1000u32 {
                 let m = pull.recv().await.expect("recv");
                 assert_eq!(m.as_slice(), i.to_le_bytes());
-                push.send(m, false).await.expect("send");
+                push.send(m, SendFlags::empty()).await.expect("send");
             }
         };
         tokio::time::timeout(LIMIT, work).await.expect("in time");
@@ -117,7 +121,7 @@ fn send_waits_at_the_hwm_then_resumes() {
             .expect("connect");
         let sender = async {
             for i in 0..200u32 {
-                push.send(i.to_le_bytes().to_vec(), false)
+                push.send(i.to_le_bytes().to_vec(), SendFlags::empty())
                     .await
                     .expect("send");
             }
