@@ -151,7 +151,8 @@ impl Context {
     }
 
     /// Shuts down, then waits until every socket is closed and has lingered
-    /// (libzmq's `zmq_ctx_term`).
+    /// (libzmq's `zmq_ctx_term`). It blocks the calling thread: in async code use
+    /// [`Context::term_async`].
     ///
     /// In a forked child it does not wait: the I/O threads and session tasks that hold the
     /// activity count exist only in the parent (libzmq's term likewise closes what the
@@ -160,6 +161,34 @@ impl Context {
         self.shutdown();
         if std::process::id() == self.inner.pid {
             self.inner.activity.wait_idle();
+        }
+    }
+
+    /// [`Context::term`] for async code: shuts down, then waits for every socket to close
+    /// and linger without blocking the executor's thread (the sockets may be closed by other
+    /// tasks on the same thread meanwhile). The future is `Send + 'static`, so it can be
+    /// spawned.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> ferromq::Result<()> {
+    /// let ctx = ferromq::Context::new();
+    /// let sock = ferromq::AsyncSocket::new(ctx.socket(ferromq::SocketType::Pull)?)?;
+    /// let term = tokio::spawn(ctx.clone().term_async());
+    /// drop(sock); // the same thread closes the last socket while `term` waits
+    /// term.await.expect("term task");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn term_async(self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        self.shutdown();
+        async move {
+            // The context lives until the wait ends: its I/O threads and management runtime
+            // are what finishes the lingering sessions.
+            if std::process::id() == self.inner.pid {
+                let activity = Arc::clone(&self.inner.activity);
+                activity.idle().await;
+            }
         }
     }
 

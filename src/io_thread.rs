@@ -120,8 +120,11 @@ impl Drop for IoThread {
     fn drop(&mut self) {
         self.shared.stop();
         if let Some(h) = self.handle.take() {
-            // Never join from the I/O thread itself (a context dropped by an engine's task).
-            if h.thread().id() != std::thread::current().id() {
+            // Never join from the I/O thread itself (a context dropped by an engine's task),
+            // nor from inside an async runtime, whose worker must not block: the thread has
+            // been told to stop and owns all it touches, so it may end on its own.
+            let in_runtime = tokio::runtime::Handle::try_current().is_ok();
+            if h.thread().id() != std::thread::current().id() && !in_runtime {
                 let _ = h.join();
             }
         }

@@ -117,6 +117,8 @@ impl SessionCtl {
 pub(crate) struct Activity {
     count: Mutex<usize>,
     cond: Condvar,
+    /// Wakes async waiters ([`Activity::idle`]) as `cond` wakes blocking ones.
+    idle: tokio::sync::Notify,
 }
 
 /// Holds one count of an [`Activity`] while alive.
@@ -129,6 +131,24 @@ impl Activity {
             *n += 1;
         }
         ActivityGuard(Arc::clone(self))
+    }
+
+    fn is_idle(&self) -> bool {
+        self.count.lock().map_or(true, |n| *n == 0)
+    }
+
+    /// Resolves once nothing is active, without blocking the thread that awaits it.
+    pub(crate) async fn idle(&self) {
+        loop {
+            let notified = self.idle.notified();
+            let mut notified = std::pin::pin!(notified);
+            // Registered before the check, so a guard dropped after it still wakes us.
+            notified.as_mut().enable();
+            if self.is_idle() {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// Blocks until nothing is active.
@@ -151,6 +171,7 @@ impl Drop for ActivityGuard {
             *n = n.saturating_sub(1);
             if *n == 0 {
                 self.0.cond.notify_all();
+                self.0.idle.notify_waiters();
             }
         }
     }

@@ -26,6 +26,7 @@ fn every_future_is_send(mut s: AsyncSocket) {
         Ok::<(), ferromq::Error>(())
     };
     is_send_static(&owned);
+    is_send_static(&Context::new().term_async());
 }
 
 /// 1,000 REQ/REP round trips with each socket moved into its own spawned task.
