@@ -2,9 +2,11 @@
 //! field and type that hold it, its default, its validation [`Rule`], the socket types that
 //! accept it, whether it can be read back, and whether ferromq acts on it or only stores it.
 //! `zmq_setsockopt`/`zmq_getsockopt` (ffi/src/sockopt.rs) and `Socket::set_option_raw` /
-//! `get_option_raw` both go through it, so the C ABI and the Rust API cannot disagree; a typed
-//! Rust API (`Duration`, `bool`, `usize`, `u64`) can be generated from the same rows, since each
-//! row names its field's Rust type and its unit.
+//! `get_option_raw` both go through it, so the C ABI and the Rust API cannot disagree. The
+//! typed Rust API ([`typed`]: `Duration` in the row's unit, `bool`, `usize`, `Option<_>` for
+//! the C API's -1, used through `Socket::set`/`get`) is generated from the same rows, whose
+//! last column names each option's typed form, and converts to the C form before the rules
+//! run.
 //!
 //! Semantics are libzmq 4.3.5's (`options.cpp`, the socket types' `xsetsockopt`,
 //! `socket_base.cpp`): integer options read and write exactly `sizeof (int)` bytes, strings are
@@ -18,6 +20,8 @@
 //! `update_pipe_options`).
 
 mod rule;
+#[path = "option/typed.rs"]
+mod typed_value;
 
 use bytes::Bytes;
 
@@ -98,12 +102,25 @@ macro_rules! options {
     ($(
         $(#[doc = $doc:literal])*
         $konst:ident = $num:literal => $field:ident: $ty:ty = $default:expr,
-            $unit:literal, $rule:expr, $types:expr, $readable:literal, $state:ident;
+            $unit:literal, $rule:expr, $types:expr, $readable:literal, $state:ident
+            $(, typed $typed:ty)?;
     )*) => {
         $(
             $(#[doc = $doc])*
             pub const $konst: i32 = $num;
         )*
+
+        /// Typed keys for [`crate::Socket::set`] and [`crate::Socket::get`], one per row of
+        /// [`TABLE`] that has a typed Rust form (durations in the row's unit, `None` for the
+        /// C API's -1), named as libzmq names the option.
+        pub mod typed {
+            pub use super::typed_value::{Opt, OptionValue};
+            $($(
+                #[doc = concat!("Typed [`", stringify!($konst), "`](super::", stringify!($konst),
+                    "), its C value in ", $unit, ".")]
+                pub const $konst: Opt<$typed> = Opt::new($num);
+            )?)*
+        }
 
         /// Every socket option of libzmq 4.3's zmq.h that ferromq answers, in number order.
         pub static TABLE: &[Spec] = &[$(
@@ -173,10 +190,10 @@ options! {
         Types::ALL, true, StoredOnly;
     /// `ZMQ_SNDBUF`: SO_SNDBUF (-1 = OS default).
     ZMQ_SNDBUF = 11 => sndbuf: i32 = -1, "bytes", Rule::Int { min: -1, max: ANY }, Types::ALL,
-        true, Implemented;
+        true, Implemented, typed Option<usize>;
     /// `ZMQ_RCVBUF`: SO_RCVBUF (-1 = OS default).
     ZMQ_RCVBUF = 12 => rcvbuf: i32 = -1, "bytes", Rule::Int { min: -1, max: ANY }, Types::ALL,
-        true, Implemented;
+        true, Implemented, typed Option<usize>;
     /// `ZMQ_RCVMORE` (read-only).
     ZMQ_RCVMORE = 13 => rcvmore: Held = Held, "bool", Rule::ReadOnly, Types::ALL, true,
         Implemented;
@@ -190,34 +207,34 @@ options! {
         Implemented;
     /// `ZMQ_LINGER`: how long unsent messages are kept after close (-1 = until sent).
     ZMQ_LINGER = 17 => linger: i32 = -1, "ms", Rule::Int { min: -1, max: ANY }, Types::ALL, true,
-        Implemented;
+        Implemented, typed Option<std::time::Duration>;
     /// `ZMQ_RECONNECT_IVL`: first reconnect delay (-1 = no reconnect).
     ZMQ_RECONNECT_IVL = 18 => reconnect_ivl: i32 = 100, "ms", Rule::Int { min: -1, max: ANY },
-        Types::ALL, true, Implemented;
+        Types::ALL, true, Implemented, typed Option<std::time::Duration>;
     /// `ZMQ_BACKLOG`: listen() backlog.
     ZMQ_BACKLOG = 19 => backlog: i32 = 100, "connections", Rule::Int { min: 0, max: ANY },
-        Types::ALL, true, Implemented;
+        Types::ALL, true, Implemented, typed usize;
     /// `ZMQ_RECONNECT_IVL_MAX`: upper bound of the exponential back-off (0 = none).
     ZMQ_RECONNECT_IVL_MAX = 21 => reconnect_ivl_max: i32 = 0, "ms",
-        Rule::Int { min: 0, max: ANY }, Types::ALL, true, Implemented;
+        Rule::Int { min: 0, max: ANY }, Types::ALL, true, Implemented, typed std::time::Duration;
     /// `ZMQ_MAXMSGSIZE`: largest inbound message (negative = unlimited).
     ZMQ_MAXMSGSIZE = 22 => maxmsgsize: i64 = -1, "bytes", Rule::Int64 { min: i64::MIN },
-        Types::ALL, true, Implemented;
+        Types::ALL, true, Implemented, typed Option<u64>;
     /// `ZMQ_SNDHWM`: messages queued per outbound pipe (0 = unlimited).
     ZMQ_SNDHWM = 23 => sndhwm: i32 = 1000, "messages", Rule::Int { min: 0, max: ANY },
-        Types::ALL, true, Implemented;
+        Types::ALL, true, Implemented, typed usize;
     /// `ZMQ_RCVHWM`: messages queued per inbound pipe (0 = unlimited).
     ZMQ_RCVHWM = 24 => rcvhwm: i32 = 1000, "messages", Rule::Int { min: 0, max: ANY },
-        Types::ALL, true, Implemented;
+        Types::ALL, true, Implemented, typed usize;
     /// `ZMQ_MULTICAST_HOPS` (pgm/norm only).
     ZMQ_MULTICAST_HOPS = 25 => multicast_hops: i32 = 1, "hops", Rule::Int { min: 1, max: ANY },
         Types::ALL, true, StoredOnly;
     /// `ZMQ_RCVTIMEO` (-1 = forever).
     ZMQ_RCVTIMEO = 27 => rcvtimeo: i32 = -1, "ms", Rule::Int { min: -1, max: ANY }, Types::ALL,
-        true, Implemented;
+        true, Implemented, typed Option<std::time::Duration>;
     /// `ZMQ_SNDTIMEO` (-1 = forever).
     ZMQ_SNDTIMEO = 28 => sndtimeo: i32 = -1, "ms", Rule::Int { min: -1, max: ANY }, Types::ALL,
-        true, Implemented;
+        true, Implemented, typed Option<std::time::Duration>;
     /// `ZMQ_IPV4ONLY`: the deprecated inverse of `ZMQ_IPV6` (stored there).
     ZMQ_IPV4ONLY = 31 => ipv4only: Held = Held, "bool", Rule::Flag01, Types::ALL, true,
         Implemented;
@@ -226,7 +243,7 @@ options! {
         Implemented;
     /// `ZMQ_ROUTER_MANDATORY`: unroutable messages fail with EHOSTUNREACH.
     ZMQ_ROUTER_MANDATORY = 33 => router_mandatory: bool = false, "bool", Rule::FlagNonNegative,
-        Types::ROUTER, false, Implemented;
+        Types::ROUTER, false, Implemented, typed bool;
     /// `ZMQ_TCP_KEEPALIVE`: SO_KEEPALIVE (-1 = OS default).
     ZMQ_TCP_KEEPALIVE = 34 => tcp_keepalive: i32 = -1, "", Rule::Int { min: -1, max: 1 },
         Types::ALL, true, Implemented;
@@ -235,24 +252,24 @@ options! {
         Rule::Int { min: -1, max: ANY }, Types::ALL, true, Implemented;
     /// `ZMQ_TCP_KEEPALIVE_IDLE`: TCP_KEEPIDLE (-1 = OS default).
     ZMQ_TCP_KEEPALIVE_IDLE = 36 => tcp_keepalive_idle: i32 = -1, "s",
-        Rule::Int { min: -1, max: ANY }, Types::ALL, true, Implemented;
+        Rule::Int { min: -1, max: ANY }, Types::ALL, true, Implemented, typed Option<std::time::Duration>;
     /// `ZMQ_TCP_KEEPALIVE_INTVL`: TCP_KEEPINTVL (-1 = OS default).
     ZMQ_TCP_KEEPALIVE_INTVL = 37 => tcp_keepalive_intvl: i32 = -1, "s",
-        Rule::Int { min: -1, max: ANY }, Types::ALL, true, Implemented;
+        Rule::Int { min: -1, max: ANY }, Types::ALL, true, Implemented, typed Option<std::time::Duration>;
     /// `ZMQ_TCP_ACCEPT_FILTER`: address masks a tcp listener accepts (write-only).
     ZMQ_TCP_ACCEPT_FILTER = 38 => tcp_accept_filters: Vec<Bytes> = Vec::new(), "",
         Rule::AcceptFilter, Types::ALL, false, StoredOnly;
     /// `ZMQ_IMMEDIATE`: queue only to completed connections.
     ZMQ_IMMEDIATE = 39 => immediate: bool = false, "bool", Rule::Flag01, Types::ALL, true,
-        Implemented;
+        Implemented, typed bool;
     /// `ZMQ_XPUB_VERBOSE`: XPUB passes every subscription up, not only new ones.
     ZMQ_XPUB_VERBOSE = 40 => xpub_verbose: Held = Held, "bool", Rule::FlagNonNegative,
-        Types::XPUB, false, Implemented;
+        Types::XPUB, false, Implemented, typed bool;
     /// `ZMQ_ROUTER_RAW`: raw tcp instead of ZMTP.
     ZMQ_ROUTER_RAW = 41 => router_raw: bool = false, "bool", Rule::FlagNonNegative,
         Types::ROUTER, false, StoredOnly;
     /// `ZMQ_IPV6`: allow IPv6 (and dual-stack binds).
-    ZMQ_IPV6 = 42 => ipv6: bool = false, "bool", Rule::Flag01, Types::ALL, true, Implemented;
+    ZMQ_IPV6 = 42 => ipv6: bool = false, "bool", Rule::Flag01, Types::ALL, true, Implemented, typed bool;
     /// `ZMQ_MECHANISM` (read-only here: NULL = 0 is the only mechanism).
     ZMQ_MECHANISM = 43 => mechanism: Held = Held, "", Rule::ReadOnly, Types::ALL, true,
         Implemented;
@@ -267,23 +284,23 @@ options! {
         Rule::Text { max: 0, null_clears: true }, Types::ALL, true, Implemented;
     /// `ZMQ_PROBE_ROUTER`: send an empty message to each new peer.
     ZMQ_PROBE_ROUTER = 51 => probe_router: bool = false, "bool", Rule::FlagNonNegative,
-        Types::PROBING, false, Implemented;
+        Types::PROBING, false, Implemented, typed bool;
     /// `ZMQ_REQ_CORRELATE`: REQ prefixes requests with a request-id frame.
     ZMQ_REQ_CORRELATE = 52 => req_correlate: Held = Held, "bool", Rule::FlagNonNegative,
-        Types::REQ, false, Implemented;
+        Types::REQ, false, Implemented, typed bool;
     /// `ZMQ_REQ_RELAXED`: REQ may send a new request before the reply.
     ZMQ_REQ_RELAXED = 53 => req_relaxed: Held = Held, "bool", Rule::FlagNonNegative,
-        Types::REQ, false, Implemented;
+        Types::REQ, false, Implemented, typed bool;
     /// `ZMQ_CONFLATE`: on DEALER, PULL, PUSH, PUB and SUB each pipe keeps only the newest
     /// whole message, with no HWM (src/peer.rs decides which types).
     ZMQ_CONFLATE = 54 => conflate: bool = false, "bool", Rule::Flag01, Types::ALL, true,
-        Implemented;
+        Implemented, typed bool;
     /// `ZMQ_ZAP_DOMAIN`: the ZAP domain (no ZAP handler is ever asked).
     ZMQ_ZAP_DOMAIN = 55 => zap_domain: Bytes = Bytes::new(), "",
         Rule::Text { max: 255, null_clears: false }, Types::ALL, true, StoredOnly;
     /// `ZMQ_ROUTER_HANDOVER`: a new connection with a known routing id takes it over.
     ZMQ_ROUTER_HANDOVER = 56 => router_handover: bool = false, "bool", Rule::FlagNonNegative,
-        Types::ROUTER, false, Implemented;
+        Types::ROUTER, false, Implemented, typed bool;
     /// `ZMQ_TOS`: IP_TOS of tcp connections.
     ZMQ_TOS = 57 => tos: i32 = 0, "", Rule::Int { min: 0, max: ANY }, Types::ALL, true,
         StoredOnly;
@@ -301,44 +318,44 @@ options! {
         Rule::Blob { min: 1, max: usize::MAX }, Types::ROUTING, false, Implemented;
     /// `ZMQ_HANDSHAKE_IVL`: time allowed for the greeting and handshake (0 = unlimited).
     ZMQ_HANDSHAKE_IVL = 66 => handshake_ivl: i32 = 30_000, "ms", Rule::Int { min: 0, max: ANY },
-        Types::ALL, true, Implemented;
+        Types::ALL, true, Implemented, typed std::time::Duration;
     /// `ZMQ_SOCKS_PROXY`: connect through this SOCKS5 proxy.
     ZMQ_SOCKS_PROXY = 68 => socks_proxy: Bytes = Bytes::new(), "",
         Rule::Text { max: usize::MAX, null_clears: true }, Types::ALL, true, StoredOnly;
     /// `ZMQ_XPUB_NODROP`: XPUB/PUB block (EAGAIN) instead of dropping at SNDHWM.
     ZMQ_XPUB_NODROP = 69 => xpub_nodrop: Held = Held, "bool", Rule::FlagNonNegative,
-        Types::XPUB, false, Implemented;
+        Types::XPUB, false, Implemented, typed bool;
     /// `ZMQ_XPUB_MANUAL`: the application decides subscriptions with ZMQ_SUBSCRIBE.
     ZMQ_XPUB_MANUAL = 71 => xpub_manual: Held = Held, "bool", Rule::FlagNonNegative,
-        Types::XPUB, false, Implemented;
+        Types::XPUB, false, Implemented, typed bool;
     /// `ZMQ_XPUB_WELCOME_MSG`: sent to every new subscriber.
     ZMQ_XPUB_WELCOME_MSG = 72 => xpub_welcome_msg: Held = Held, "", Rule::AnyBytes,
         Types::XPUB, false, Implemented;
     /// `ZMQ_STREAM_NOTIFY`: STREAM reports connects and disconnects.
     ZMQ_STREAM_NOTIFY = 73 => stream_notify: bool = true, "bool", Rule::Flag01, Types::STREAM,
-        false, StoredOnly;
+        false, StoredOnly, typed bool;
     /// `ZMQ_INVERT_MATCHING`: deliver what does *not* match the subscriptions.
     ZMQ_INVERT_MATCHING = 74 => invert_matching: bool = false, "bool", Rule::FlagAny,
-        Types::ALL, true, Implemented;
+        Types::ALL, true, Implemented, typed bool;
     /// `ZMQ_HEARTBEAT_IVL`: ZMTP PINGs on each connection (0 = none).
     ZMQ_HEARTBEAT_IVL = 75 => heartbeat_ivl: i32 = 0, "ms", Rule::Int { min: 0, max: ANY },
-        Types::ALL, true, Implemented;
+        Types::ALL, true, Implemented, typed std::time::Duration;
     /// `ZMQ_HEARTBEAT_TTL`: how long the peer may stay silent after our PING; set in ms,
     /// kept in deciseconds as it goes on the wire.
     ZMQ_HEARTBEAT_TTL = 76 => heartbeat_ttl: u16 = 0, "ds", Rule::Deciseconds, Types::ALL,
-        true, Implemented;
+        true, Implemented, typed std::time::Duration;
     /// `ZMQ_HEARTBEAT_TIMEOUT`: wait for any traffic after a PING (-1 = the interval).
     ZMQ_HEARTBEAT_TIMEOUT = 77 => heartbeat_timeout: i32 = -1, "ms",
-        Rule::Int { min: 0, max: ANY }, Types::ALL, true, Implemented;
+        Rule::Int { min: 0, max: ANY }, Types::ALL, true, Implemented, typed Option<std::time::Duration>;
     /// `ZMQ_XPUB_VERBOSER`: XPUB passes every subscription and unsubscription up.
     ZMQ_XPUB_VERBOSER = 78 => xpub_verboser: Held = Held, "bool", Rule::FlagNonNegative,
-        Types::XPUB, false, Implemented;
+        Types::XPUB, false, Implemented, typed bool;
     /// `ZMQ_CONNECT_TIMEOUT`: give up a tcp connect attempt after this long (0 = the OS's).
     ZMQ_CONNECT_TIMEOUT = 79 => connect_timeout: i32 = 0, "ms", Rule::Int { min: 0, max: ANY },
-        Types::ALL, true, StoredOnly;
+        Types::ALL, true, StoredOnly, typed std::time::Duration;
     /// `ZMQ_TCP_MAXRT`: TCP_USER_TIMEOUT-style retransmission limit (0 = the OS's).
     ZMQ_TCP_MAXRT = 80 => tcp_maxrt: i32 = 0, "ms", Rule::Int { min: 0, max: ANY }, Types::ALL,
-        true, StoredOnly;
+        true, StoredOnly, typed std::time::Duration;
     /// `ZMQ_THREAD_SAFE` (read-only: 0, no thread-safe socket types).
     ZMQ_THREAD_SAFE = 81 => thread_safe: Held = Held, "bool", Rule::ReadOnly, Types::ALL, true,
         Implemented;

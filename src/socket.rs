@@ -616,6 +616,37 @@ impl Socket {
         }
     }
 
+    /// Sets an option by its typed key, through the same table rules as
+    /// [`Socket::set_option_raw`] and `zmq_setsockopt`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ferromq::option::typed::{ZMQ_LINGER, ZMQ_SNDHWM};
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Push)?;
+    /// s.set(ZMQ_LINGER, Some(Duration::from_millis(250)))?;
+    /// s.set(ZMQ_SNDHWM, 10)?;
+    /// assert_eq!(s.get(ZMQ_LINGER)?, Some(Duration::from_millis(250)));
+    /// assert_eq!(s.get(ZMQ_SNDHWM)?, 10);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
+    pub fn set<T: option::typed::OptionValue>(
+        &mut self,
+        key: option::typed::Opt<T>,
+        value: T,
+    ) -> Result<()> {
+        let raw = value.encode(key.unit())?;
+        self.set_option_raw(key.number(), &raw)
+    }
+
+    /// Reads an option by its typed key (`EINVAL` for a write-only one).
+    pub fn get<T: option::typed::OptionValue>(&self, key: option::typed::Opt<T>) -> Result<T> {
+        let mut raw = [0u8; 8];
+        let out = &mut raw[..T::SIZE];
+        let n = self.get_option_raw(key.number(), out)?;
+        T::decode(&out[..n], key.unit())
+    }
+
     fn set_int(&mut self, option: i32, v: i32) -> Result<()> {
         self.set_option_raw(option, &v.to_ne_bytes())
     }
