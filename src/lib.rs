@@ -43,6 +43,8 @@
 //! (small bodies are cut from a shared slab, large ones reuse buffers whose messages are gone)
 //! rather than one allocation per message that another thread then frees.
 
+#![deny(missing_docs)]
+
 mod async_socket;
 mod async_stream;
 mod command;
