@@ -18,7 +18,9 @@
 //!
 //! Tokio keeps one read waker per fd, and both directions of a socket wait on the same fd;
 //! when the two are polled from different tasks (a `Stream` and a `Sink` split apart), the
-//! direction that is woken wakes the other one's task too, so neither is forgotten.
+//! later registration displaces the earlier. So each direction keeps its task's waker here,
+//! and whichever task the fd wakes passes the wake-up on to the other, both when it finds the
+//! fd ready and when its own operation completes (the event may have been the other's).
 
 use std::collections::VecDeque;
 use std::future::poll_fn;
@@ -134,7 +136,20 @@ impl AsyncSocket {
         loop {
             match op(&mut self.socket) {
                 Err(Error::Again) => {}
-                done => return Poll::Ready(done),
+                done => {
+                    // Tokio may have woken this task for an event the other direction was
+                    // waiting for (its registration displaced by ours): pass it on.
+                    let other = match dir {
+                        Dir::Recv => Dir::Send,
+                        Dir::Send => Dir::Recv,
+                    };
+                    if let Some(w) = self.wakers[other as usize].take() {
+                        if !w.will_wake(cx.waker()) {
+                            w.wake();
+                        }
+                    }
+                    return Poll::Ready(done);
+                }
             }
             match self.ready.poll_read_ready(cx) {
                 Poll::Ready(Ok(mut guard)) => {

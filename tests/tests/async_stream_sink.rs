@@ -82,3 +82,52 @@ async fn forward_relays_until_the_context_shuts_down() {
     .await
     .expect("in time");
 }
+
+/// The socket split into its `Sink` and `Stream` halves, each driven by its own task: both
+/// park on the one fd tokio keeps a single read waker for, so each half must wake the other.
+/// An echo peer bounces 2,000 messages back through HWMs of 2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn split_halves_in_separate_tasks_both_progress() {
+    const COUNT: u32 = 2000;
+    let ctx = Context::new();
+    let endpoint = format!("inproc://async-split-{}", std::process::id());
+    let mut echo_sock = ctx.socket(SocketType::Pair).expect("pair");
+    echo_sock.set_sndhwm(2).expect("hwm");
+    echo_sock.set_rcvhwm(2).expect("hwm");
+    let mut echo = AsyncSocket::new(echo_sock).expect("async");
+    echo.get_mut().bind(&endpoint).expect("bind");
+    let mut sock = ctx.socket(SocketType::Pair).expect("pair");
+    sock.set_sndhwm(2).expect("hwm");
+    sock.set_rcvhwm(2).expect("hwm");
+    let mut client = AsyncSocket::new(sock).expect("async");
+    client.get_mut().connect(&endpoint).expect("connect");
+    let echoer = tokio::spawn(async move {
+        for _ in 0..COUNT {
+            let m = echo.recv_multipart().await.expect("echo recv");
+            echo.send_multipart(m, ferromq::SendFlags::empty())
+                .await
+                .expect("echo send");
+        }
+    });
+    let (mut sink, mut stream) = client.split();
+    let sender = tokio::spawn(async move {
+        for i in 0..COUNT {
+            sink.send(Multipart::from([Bytes::from(i.to_le_bytes().to_vec())]))
+                .await
+                .expect("sink send");
+        }
+    });
+    let receiver = tokio::spawn(async move {
+        for i in 0..COUNT {
+            let m = stream.next().await.expect("open").expect("recv");
+            assert_eq!(m[0][..], i.to_le_bytes());
+        }
+    });
+    tokio::time::timeout(LIMIT, async {
+        sender.await.expect("sender");
+        receiver.await.expect("receiver");
+        echoer.await.expect("echoer");
+    })
+    .await
+    .expect("both halves progressed");
+}
