@@ -56,7 +56,8 @@ struct ConnectRecord {
     pipe: Option<PipeId>,
 }
 
-/// A ZeroMQ socket. `Send`, not `Sync`: one thread at a time, as in libzmq.
+/// A ZeroMQ socket. `Send` and `Sync` (its core sits behind a lock that the threads delivering
+/// commands share), but its calls take `&mut self`: one thread uses it at a time, as in libzmq.
 #[derive(Debug)]
 pub struct Socket {
     ctx: Arc<CtxInner>,
