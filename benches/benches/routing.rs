@@ -19,22 +19,11 @@ use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Cr
 use ferromq_benches::backend::{Backend, BenchResult, Kind};
 use ferromq_benches::ferromq::Ferromq;
 use ferromq_benches::libzmq::Libzmq;
+use ferromq_benches::Rng;
 
 const PEER_COUNTS: [usize; 4] = [1, 10, 100, 1000];
 const MESSAGES: usize = 10_000;
 const BODY: [u8; 16] = *b"0123456789abcdef";
-
-/// xorshift64*: a deterministic workload without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
 
 /// The peer each of the messages goes to, and how many each peer gets.
 struct Workload {
@@ -49,7 +38,7 @@ fn workload(peers: usize) -> Workload {
         .collect();
     let mut rng = Rng(0x5EED_0000_0000_0001 ^ peers as u64);
     let targets: Vec<usize> = (0..MESSAGES)
-        .map(|_| (rng.next() % peers as u64) as usize)
+        .map(|_| (rng.next_u64() % peers as u64) as usize)
         .collect();
     let mut per_peer = vec![0; peers];
     for &t in &targets {

@@ -20,6 +20,7 @@ use std::hint::black_box;
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use ferromq_benches::libzmq_trie::{LibzmqMultiTrie, LibzmqTrie};
+use ferromq_benches::Rng;
 use ferromq_pattern::{MultiTrie, SubscriptionTrie};
 
 const TOPICS: usize = 10_000;
@@ -30,22 +31,6 @@ const LOOKUPS: usize = 1_000_000;
 const MESSAGES: usize = TOPICS;
 /// Subscribers sharing the topics on the PUB side, as a publisher with many SUB peers has.
 const PEERS: usize = 100;
-
-/// xorshift64*: deterministic workload without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
 
 struct Workload {
     topics: Vec<Vec<u8>>,
@@ -58,7 +43,7 @@ fn workload() -> Workload {
     let topics: Vec<Vec<u8>> = (0..TOPICS).map(|_| rng.bytes(TOPIC_LEN)).collect();
     let mut order: Vec<usize> = (0..MESSAGES).collect();
     for i in (1..order.len()).rev() {
-        order.swap(i, rng.next() as usize % (i + 1));
+        order.swap(i, rng.next_u64() as usize % (i + 1));
     }
     let hits = order
         .iter()

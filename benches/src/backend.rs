@@ -16,6 +16,8 @@ pub enum Kind {
     Router,
     Req,
     Rep,
+    Push,
+    Pull,
 }
 
 /// A failure inside a benchmark run (a timeout or an error from the library).
@@ -49,6 +51,8 @@ pub trait Backend: Send + Sync + Sized + 'static {
     fn set_router_mandatory(socket: &mut Self::Socket) -> BenchResult<()>;
     /// Subscribes a SUB socket to everything.
     fn subscribe_all(socket: &mut Self::Socket) -> BenchResult<()>;
+    /// Subscribes a SUB socket to one prefix.
+    fn subscribe(socket: &mut Self::Socket, prefix: &[u8]) -> BenchResult<()>;
     /// Binds and returns the resolved endpoint (ZMQ_LAST_ENDPOINT).
     fn bind(socket: &mut Self::Socket, endpoint: &str) -> BenchResult<String>;
     fn connect(socket: &mut Self::Socket, endpoint: &str) -> BenchResult<()>;

@@ -32,6 +32,8 @@ impl Backend for Ferromq {
             Kind::Router => SocketType::Router,
             Kind::Req => SocketType::Req,
             Kind::Rep => SocketType::Rep,
+            Kind::Push => SocketType::Push,
+            Kind::Pull => SocketType::Pull,
         };
         let mut s = self.ctx.socket(kind).map_err(|e| err("socket", e))?;
         s.set_sndhwm(hwm).map_err(|e| err("sndhwm", e))?;
@@ -53,6 +55,10 @@ impl Backend for Ferromq {
 
     fn subscribe_all(s: &mut Socket) -> BenchResult<()> {
         s.set_subscribe(b"").map_err(|e| err("subscribe", e))
+    }
+
+    fn subscribe(s: &mut Socket, prefix: &[u8]) -> BenchResult<()> {
+        s.set_subscribe(prefix).map_err(|e| err("subscribe", e))
     }
 
     fn bind(s: &mut Socket, endpoint: &str) -> BenchResult<String> {

@@ -13,6 +13,23 @@ pub mod plot;
 pub mod report;
 pub mod zeromq;
 
+/// xorshift64*: a deterministic workload without a dependency, the same for every library.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// `n` pseudo-random bytes.
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next_u64() as u8).collect()
+    }
+}
+
 /// How long any receive may wait before a run is declared failed, so a broken run never hangs.
 pub const RECV_TIMEOUT_MS: i32 = 10_000;
 

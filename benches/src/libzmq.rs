@@ -36,6 +36,8 @@ impl Backend for Libzmq {
             Kind::Router => zmq::ROUTER,
             Kind::Req => zmq::REQ,
             Kind::Rep => zmq::REP,
+            Kind::Push => zmq::PUSH,
+            Kind::Pull => zmq::PULL,
         };
         let socket = self.ctx.socket(kind).map_err(|e| err("socket", e))?;
         socket.set_sndhwm(hwm).map_err(|e| err("sndhwm", e))?;
@@ -62,6 +64,12 @@ impl Backend for Libzmq {
 
     fn subscribe_all(s: &mut LibzmqSocket) -> BenchResult<()> {
         s.socket.set_subscribe(b"").map_err(|e| err("subscribe", e))
+    }
+
+    fn subscribe(s: &mut LibzmqSocket, prefix: &[u8]) -> BenchResult<()> {
+        s.socket
+            .set_subscribe(prefix)
+            .map_err(|e| err("subscribe", e))
     }
 
     fn bind(s: &mut LibzmqSocket, endpoint: &str) -> BenchResult<String> {

@@ -149,7 +149,7 @@ fn link<B: Backend>(
             }
             Kind::Dealer => B::set_routing_id(socket, id)?,
             Kind::Sub => B::subscribe_all(socket)?,
-            Kind::Pair | Kind::Pub | Kind::Req | Kind::Rep => {}
+            Kind::Pair | Kind::Pub | Kind::Req | Kind::Rep | Kind::Push | Kind::Pull => {}
         }
     }
     let endpoint = B::bind(&mut bound, &transport.endpoint())?;

@@ -114,7 +114,9 @@ impl ZeromqSocket {
                 Kind::Router => Inner::Router(RouterSocket::with_options(options)),
                 Kind::Req => Inner::Req(ReqSocket::with_options(options)),
                 Kind::Rep => Inner::Rep(RepSocket::with_options(options)),
-                Kind::Pair => return Err(err("socket", "no PAIR socket")),
+                Kind::Pair | Kind::Push | Kind::Pull => {
+                    return Err(err("socket", "not used with zmq.rs"))
+                }
             };
             self.inner = Some(inner);
         }
@@ -144,8 +146,8 @@ impl Backend for Zeromq {
     }
 
     fn socket(&self, kind: Kind, _hwm: i32) -> BenchResult<ZeromqSocket> {
-        if kind == Kind::Pair {
-            return Err(err("socket", "no PAIR socket"));
+        if matches!(kind, Kind::Pair | Kind::Push | Kind::Pull) {
+            return Err(err("socket", "not used with zmq.rs"));
         }
         Ok(ZeromqSocket {
             runtime: self.runtime.handle().clone(),
@@ -171,6 +173,14 @@ impl Backend for Zeromq {
     fn subscribe_all(s: &mut ZeromqSocket) -> BenchResult<()> {
         s.subscribe_all = true;
         Ok(())
+    }
+
+    fn subscribe(s: &mut ZeromqSocket, prefix: &[u8]) -> BenchResult<()> {
+        if prefix.is_empty() {
+            s.subscribe_all = true;
+            return Ok(());
+        }
+        Err(err("subscribe", "only to everything with zmq.rs"))
     }
 
     fn bind(s: &mut ZeromqSocket, endpoint: &str) -> BenchResult<String> {

@@ -1,0 +1,504 @@
+//! Cost per message against the number of peers on one socket, ferromq and libzmq in the same
+//! run (issue 15). A server socket has N peers; only one of them (or, for PUB, a chosen set of
+//! them) takes part in the traffic, so an implementation whose cost per message does not depend
+//! on N shows a flat line.
+//!
+//! Cases (16-byte bodies, HWM 0 on every socket so nothing is dropped or waited for):
+//!
+//! - `pull-fan-in`: a PULL with N PUSH peers; one PUSH sends B messages and the PULL receives
+//!   them. Time of both, per message.
+//! - `router-fan-in`: a ROUTER with N DEALER peers; one DEALER sends B messages and the ROUTER
+//!   receives them (routing id and body). Time of both, per message.
+//! - `pub-none` / `pub-one` / `pub-all`: a PUB with N SUB peers, SUB i subscribed to `t<i>` and
+//!   to `a`; the PUB sends B messages starting with `x` (nobody), `t<0>` (one SUB) or `a`
+//!   (every SUB). Time of the sends, per message; the SUBs are drained untimed. `pub-all`
+//!   delivers N copies, so its cost grows with N in every implementation.
+//! - `router-send`: the ROUTER of `router-fan-in` sends B messages `[id, body]` to peers drawn
+//!   from a fixed pseudo-random sequence. Time of the sends; the DEALERs are drained untimed
+//!   (each gets exactly what was sent to it, which checks the routing).
+//!
+//! N = 1, 10, 100, 1,000 (and 10,000 on inproc for ferromq only: libzmq's context allows 1,023
+//! sockets by default) on inproc, N = 1, 100, 1,000 on tcp (about 4 descriptors per peer;
+//! `ulimit -n` must allow it). Each point is the median over batches of B messages for a time
+//! budget; `--quick` (about a minute) uses a short budget and skips 10,000.
+//!
+//! ```text
+//! cargo bench -p ferromq-benches --bench scale -- --quick    # docs/perf/scale-quick.csv
+//! cargo bench -p ferromq-benches --bench scale               # docs/perf/scale.csv + table
+//! ```
+//!
+//! The full run writes docs/perf/scale.csv and the table between the `scale` markers of
+//! docs/performance.md; the quick run writes docs/perf/scale-quick.csv and prints the table.
+
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+use ferromq_benches::backend::{Backend, BenchError, BenchResult, Kind};
+use ferromq_benches::ferromq::Ferromq;
+use ferromq_benches::libzmq::Libzmq;
+use ferromq_benches::report::{median, splice};
+use ferromq_benches::Rng;
+
+const BODY: [u8; 16] = *b"0123456789abcdef";
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Transport {
+    Inproc,
+    Tcp,
+}
+
+impl Transport {
+    fn name(self) -> &'static str {
+        match self {
+            Transport::Inproc => "inproc",
+            Transport::Tcp => "tcp",
+        }
+    }
+}
+
+/// Measured case names, in table order.
+const CASES: [&str; 6] = [
+    "pull-fan-in",
+    "router-fan-in",
+    "pub-none",
+    "pub-one",
+    "pub-all",
+    "router-send",
+];
+
+struct Config {
+    /// Time spent measuring one point (after one warm-up batch).
+    budget: Duration,
+    inproc: Vec<usize>,
+    tcp: Vec<usize>,
+    /// ferromq-only peer counts on inproc.
+    inproc_ferromq_only: Vec<usize>,
+}
+
+struct Point {
+    case: &'static str,
+    transport: Transport,
+    peers: usize,
+    library: &'static str,
+    ns_per_msg: f64,
+}
+
+/// A new context and the server socket of a case, bound; the endpoint its peers connect to.
+/// The caller drops the sockets before the context (libzmq's context waits for them).
+fn bound<B: Backend>(
+    kind: Kind,
+    transport: Transport,
+    tag: &str,
+    peers: usize,
+) -> BenchResult<(B, B::Socket, String)> {
+    let ctx = B::new()?;
+    let mut socket = ctx.socket(kind, 0)?;
+    let endpoint = match transport {
+        Transport::Inproc => format!(
+            "inproc://scale-{}-{tag}-{peers}-{}",
+            B::NAME,
+            std::process::id()
+        ),
+        Transport::Tcp => "tcp://127.0.0.1:*".to_owned(),
+    };
+    let endpoint = B::bind(&mut socket, &endpoint)?;
+    Ok((ctx, socket, endpoint))
+}
+
+fn check(ok: bool, what: impl FnOnce() -> String) -> BenchResult<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(BenchError(what()))
+    }
+}
+
+/// Runs `batch` (which returns the timed part of one batch of `size` messages) once to warm
+/// up, then until `budget` has passed; the median ns per message.
+fn measure(
+    budget: Duration,
+    size: usize,
+    mut batch: impl FnMut() -> BenchResult<Duration>,
+) -> BenchResult<f64> {
+    batch()?;
+    let mut samples = Vec::new();
+    let start = Instant::now();
+    while samples.len() < 3 || (start.elapsed() < budget && samples.len() < 1000) {
+        let t = batch()?;
+        samples.push(t.as_nanos() as f64 / size as f64);
+    }
+    Ok(median(&mut samples))
+}
+
+/// Receives exactly `count` single-frame 16-byte messages.
+fn drain<B: Backend>(s: &mut B::Socket, count: usize) -> BenchResult<()> {
+    for _ in 0..count {
+        let (len, more) = B::recv(s)?;
+        check((len, more) == (BODY.len(), false), || {
+            format!("{}: unexpected frame ({len} bytes, more {more})", B::NAME)
+        })?;
+    }
+    Ok(())
+}
+
+/// Peers connect 100 at a time, each group completing before the next starts, so a
+/// listener's backlog (libzmq's ZMQ_BACKLOG is 100) never overflows into SYN retries.
+fn chunks(peers: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    (0..peers)
+        .step_by(100)
+        .map(move |s| s..(s + 100).min(peers))
+}
+
+/// Messages per batch: about 1,000, fewer where one message costs N deliveries.
+fn batch_size(peers: usize, deliveries_per_msg: usize) -> usize {
+    (20_000 / deliveries_per_msg.max(1)).clamp(2, 1_000) * usize::from(peers > 0)
+}
+
+fn pull_fan_in<B: Backend>(
+    cfg: &Config,
+    transport: Transport,
+    peers: usize,
+    out: &mut Vec<Point>,
+) -> BenchResult<()> {
+    let (ctx, mut pull, ep) = bound::<B>(Kind::Pull, transport, "pull", peers)?;
+    let mut pushes = Vec::with_capacity(peers);
+    for chunk in chunks(peers) {
+        for _ in chunk.clone() {
+            let mut p = ctx.socket(Kind::Push, 0)?;
+            B::connect(&mut p, &ep)?;
+            B::send(&mut p, &BODY, false)?;
+            pushes.push(p);
+        }
+        // Every peer's hello arrived: all of the chunk are connected.
+        drain::<B>(&mut pull, chunk.len())?;
+    }
+    let b = batch_size(peers, 1);
+    let active = peers / 2;
+    let ns = measure(cfg.budget, b, || {
+        let start = Instant::now();
+        for _ in 0..b {
+            B::send(&mut pushes[active], &BODY, false)?;
+        }
+        drain::<B>(&mut pull, b)?;
+        Ok(start.elapsed())
+    })?;
+    out.push(point::<B>("pull-fan-in", transport, peers, ns));
+    drop(pushes);
+    drop(pull);
+    Ok(())
+}
+
+fn router_cases<B: Backend>(
+    cfg: &Config,
+    transport: Transport,
+    peers: usize,
+    out: &mut Vec<Point>,
+) -> BenchResult<()> {
+    let (ctx, mut router, ep) = bound::<B>(Kind::Router, transport, "router", peers)?;
+    B::set_router_mandatory(&mut router)?;
+    let ids: Vec<Vec<u8>> = (0..peers)
+        .map(|i| format!("peer-{i:05}").into_bytes())
+        .collect();
+    let mut dealers = Vec::with_capacity(peers);
+    for chunk in chunks(peers) {
+        for id in &ids[chunk.clone()] {
+            let mut d = ctx.socket(Kind::Dealer, 0)?;
+            B::set_routing_id(&mut d, id)?;
+            B::connect(&mut d, &ep)?;
+            B::send(&mut d, &BODY, false)?;
+            dealers.push(d);
+        }
+        for _ in chunk {
+            let (_, more) = B::recv(&mut router)?;
+            check(more, || format!("{}: routing id without a body", B::NAME))?;
+            drain::<B>(&mut router, 1)?;
+        }
+    }
+    let b = batch_size(peers, 1);
+    let active = peers / 2;
+    let ns = measure(cfg.budget, b, || {
+        let start = Instant::now();
+        for _ in 0..b {
+            B::send(&mut dealers[active], &BODY, false)?;
+        }
+        for _ in 0..b {
+            let (len, more) = B::recv(&mut router)?;
+            check(more && len == ids[active].len(), || {
+                format!("{}: bad routing id frame", B::NAME)
+            })?;
+            drain::<B>(&mut router, 1)?;
+        }
+        Ok(start.elapsed())
+    })?;
+    out.push(point::<B>("router-fan-in", transport, peers, ns));
+
+    let mut rng = Rng(0x5EED_0000_0000_0001 ^ peers as u64);
+    let mut per_peer = vec![0usize; peers];
+    let ns = measure(cfg.budget, b, || {
+        per_peer.iter_mut().for_each(|c| *c = 0);
+        let targets: Vec<usize> = (0..b)
+            .map(|_| (rng.next_u64() % peers as u64) as usize)
+            .collect();
+        let start = Instant::now();
+        for &t in &targets {
+            let routed = B::send(&mut router, &ids[t], true)?;
+            check(routed, || format!("{}: peer {t} unreachable", B::NAME))?;
+            B::send(&mut router, &BODY, false)?;
+        }
+        let elapsed = start.elapsed();
+        for &t in &targets {
+            per_peer[t] += 1;
+        }
+        for (d, &n) in dealers.iter_mut().zip(&per_peer) {
+            drain::<B>(d, n)?;
+        }
+        Ok(elapsed)
+    })?;
+    out.push(point::<B>("router-send", transport, peers, ns));
+    drop(dealers);
+    drop(router);
+    Ok(())
+}
+
+fn pub_cases<B: Backend>(
+    cfg: &Config,
+    transport: Transport,
+    peers: usize,
+    out: &mut Vec<Point>,
+) -> BenchResult<()> {
+    let (ctx, mut publisher, ep) = bound::<B>(Kind::Pub, transport, "pub", peers)?;
+    let mut subs = Vec::with_capacity(peers);
+    for chunk in chunks(peers) {
+        for i in chunk.clone() {
+            let mut s = ctx.socket(Kind::Sub, 0)?;
+            B::subscribe(&mut s, &topic(i))?;
+            B::subscribe(&mut s, b"a")?;
+            B::connect(&mut s, &ep)?;
+            subs.push(s);
+        }
+        subscribed::<B>(&mut publisher, &mut subs[chunk.clone()], chunk.start)?;
+    }
+    for (case, first, receivers) in [
+        ("pub-none", b"x".to_vec(), 0..0),
+        ("pub-one", topic(0), 0..1),
+        ("pub-all", b"a".to_vec(), 0..peers),
+    ] {
+        let mut msg = first;
+        msg.resize(BODY.len(), b'.');
+        let b = batch_size(peers, receivers.len());
+        let ns = measure(cfg.budget, b, || {
+            let start = Instant::now();
+            for _ in 0..b {
+                B::send(&mut publisher, &msg, false)?;
+            }
+            let elapsed = start.elapsed();
+            for s in &mut subs[receivers.clone()] {
+                drain::<B>(s, b)?;
+            }
+            Ok(elapsed)
+        })?;
+        out.push(point::<B>(case, transport, peers, ns));
+    }
+    drop(subs);
+    drop(publisher);
+    Ok(())
+}
+
+/// SUB i's own topic.
+fn topic(i: usize) -> Vec<u8> {
+    format!("t{i:05}").into_bytes()
+}
+
+/// Waits until the PUB has the subscription of each of `subs` (SUB `first + k` subscribed to
+/// `t<first + k>`): a message on that topic reaches it.
+fn subscribed<B: Backend>(
+    publisher: &mut B::Socket,
+    subs: &mut [B::Socket],
+    first: usize,
+) -> BenchResult<()> {
+    for (k, s) in subs.iter_mut().enumerate() {
+        let i = first + k;
+        let mut probe = topic(i);
+        probe.resize(BODY.len(), b'.');
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            B::send(publisher, &probe, false)?;
+            if B::poll_in(s, 5)? {
+                break;
+            }
+            check(Instant::now() < deadline, || {
+                format!("{}: subscription {i} never arrived", B::NAME)
+            })?;
+        }
+        while B::poll_in(s, 1)? {
+            drain::<B>(s, 1)?;
+        }
+    }
+    Ok(())
+}
+
+fn point<B: Backend>(
+    case: &'static str,
+    transport: Transport,
+    peers: usize,
+    ns_per_msg: f64,
+) -> Point {
+    eprintln!(
+        "{case:>14} {:>6} N={peers:<6} {:>8}: {ns_per_msg:>10.0} ns/msg",
+        transport.name(),
+        B::NAME
+    );
+    Point {
+        case,
+        transport,
+        peers,
+        library: B::NAME,
+        ns_per_msg,
+    }
+}
+
+fn run_library<B: Backend>(
+    cfg: &Config,
+    transport: Transport,
+    peers: usize,
+    out: &mut Vec<Point>,
+) -> BenchResult<()> {
+    pull_fan_in::<B>(cfg, transport, peers, out)?;
+    router_cases::<B>(cfg, transport, peers, out)?;
+    pub_cases::<B>(cfg, transport, peers, out)
+}
+
+fn csv(points: &[Point]) -> String {
+    let mut s = String::from("case,transport,peers,library,ns_per_msg\n");
+    for p in points {
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{:.1}",
+            p.case,
+            p.transport.name(),
+            p.peers,
+            p.library,
+            p.ns_per_msg
+        );
+    }
+    s
+}
+
+/// One row per case, transport and library: ns/msg for each N, then N_max / N=1.
+fn table(points: &[Point]) -> String {
+    let mut ns: Vec<usize> = points.iter().map(|p| p.peers).collect();
+    ns.sort_unstable();
+    ns.dedup();
+    let mut s = String::from("| case | transport | library |");
+    for n in &ns {
+        let _ = write!(s, " N={n} |");
+    }
+    s.push_str(" N=1,000 / N=1 |\n|---|---|---|");
+    for _ in &ns {
+        s.push_str("---:|");
+    }
+    s.push_str("---:|\n");
+    for case in CASES {
+        for transport in [Transport::Inproc, Transport::Tcp] {
+            for library in [Ferromq::NAME, Libzmq::NAME] {
+                let row: Vec<&Point> = points
+                    .iter()
+                    .filter(|p| p.case == case && p.transport == transport && p.library == library)
+                    .collect();
+                if row.is_empty() {
+                    continue;
+                }
+                let _ = write!(s, "| {case} | {} | {library} |", transport.name());
+                for n in &ns {
+                    match row.iter().find(|p| p.peers == *n) {
+                        Some(p) => {
+                            let _ = write!(s, " {:.0} |", p.ns_per_msg);
+                        }
+                        None => s.push_str(" |"),
+                    }
+                }
+                let at = |n: usize| row.iter().find(|p| p.peers == n).map(|p| p.ns_per_msg);
+                match (at(1), at(1000)) {
+                    (Some(one), Some(thousand)) => {
+                        let _ = writeln!(s, " {:.2}x |", thousand / one);
+                    }
+                    _ => s.push_str(" |\n"),
+                }
+            }
+        }
+    }
+    s
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let cfg = if quick {
+        Config {
+            budget: Duration::from_millis(60),
+            inproc: vec![1, 10, 100, 1000],
+            tcp: vec![1, 100, 1000],
+            inproc_ferromq_only: vec![],
+        }
+    } else {
+        Config {
+            budget: Duration::from_millis(600),
+            inproc: vec![1, 10, 100, 1000],
+            tcp: vec![1, 100, 1000],
+            inproc_ferromq_only: vec![10_000],
+        }
+    };
+    let started = Instant::now();
+    let mut points = Vec::new();
+    let mut failed = false;
+    let plan = cfg
+        .inproc
+        .iter()
+        .map(|&n| (Transport::Inproc, n))
+        .chain(cfg.tcp.iter().map(|&n| (Transport::Tcp, n)));
+    for (transport, peers) in plan {
+        for r in [
+            run_library::<Ferromq>(&cfg, transport, peers, &mut points),
+            run_library::<Libzmq>(&cfg, transport, peers, &mut points),
+        ] {
+            if let Err(e) = r {
+                eprintln!("FAILED {} N={peers}: {e}", transport.name());
+                failed = true;
+            }
+        }
+    }
+    for &peers in &cfg.inproc_ferromq_only {
+        if let Err(e) = run_library::<Ferromq>(&cfg, Transport::Inproc, peers, &mut points) {
+            eprintln!("FAILED inproc N={peers}: {e}");
+            failed = true;
+        }
+    }
+    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
+    let name = if quick {
+        "scale-quick.csv"
+    } else {
+        "scale.csv"
+    };
+    let csv_path = docs.join("perf").join(name);
+    if let Err(e) = std::fs::write(&csv_path, csv(&points)) {
+        eprintln!("cannot write {}: {e}", csv_path.display());
+    }
+    let table = table(&points);
+    println!("{table}");
+    if !quick {
+        let doc_path = docs.join("performance.md");
+        match std::fs::read_to_string(&doc_path) {
+            Ok(doc) => {
+                let doc = splice(&doc, "<!-- scale:begin -->", "<!-- scale:end -->", &table);
+                if let Err(e) = std::fs::write(&doc_path, doc) {
+                    eprintln!("cannot write {}: {e}", doc_path.display());
+                }
+            }
+            Err(e) => eprintln!("cannot read {}: {e}", doc_path.display()),
+        }
+    }
+    eprintln!("scale: {:.1} s", started.elapsed().as_secs_f64());
+    if failed {
+        std::process::exit(1);
+    }
+}
