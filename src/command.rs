@@ -36,6 +36,7 @@ use crate::option::Options;
 use crate::pattern::Pattern;
 use crate::peer::{Peer, PipeId};
 use crate::peer_hwm::HwmRegistry;
+use crate::ready::{PeerWake, ReadyList};
 use crate::signaler::Signaler;
 
 /// What the management layer tells a socket.
@@ -56,6 +57,9 @@ pub(crate) struct Core {
     pub(crate) options: Options,
     /// The peers' pipe HWMs, for ZMQ_SNDHWM/RCVHWM set after they attached.
     hwms: HwmRegistry,
+    /// Peers whose pipes woke the socket, handed to the pattern on each lock.
+    ready: Arc<ReadyList>,
+    woken: Vec<PipeId>,
 }
 
 impl std::fmt::Debug for Core {
@@ -104,10 +108,17 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// Locks the core for the socket's thread and applies what is queued.
+    /// Locks the core for the socket's thread, applies what is queued and tells the pattern
+    /// which peers woke the socket.
     pub(crate) fn lock(&self) -> MutexGuard<'_, Core> {
         let mut core = self.core.lock().unwrap_or_else(PoisonError::into_inner);
         self.take(&mut core);
+        let core_ref = &mut *core;
+        if core_ref.ready.take(&mut core_ref.woken) {
+            for &id in &core_ref.woken {
+                core_ref.pattern.activate(id);
+            }
+        }
         core
     }
 
@@ -150,18 +161,22 @@ pub(crate) fn socket_core(
     options: Options,
 ) -> (Arc<Shared>, Mailbox) {
     let (tx, rx) = channel();
+    let ready = ReadyList::new();
     let shared = Arc::new(Shared {
         core: Mutex::new(Core {
             pattern,
             commands: rx,
             options,
             hwms: HwmRegistry::default(),
+            ready: Arc::clone(&ready),
+            woken: Vec::new(),
         }),
         pending: AtomicBool::new(false),
     });
     let mailbox = Mailbox {
         tx,
         signal,
+        ready,
         shared: Arc::downgrade(&shared),
     };
     (shared, mailbox)
@@ -172,6 +187,7 @@ pub(crate) fn socket_core(
 pub(crate) struct Mailbox {
     tx: Sender<SocketCommand>,
     signal: Arc<Signaler>,
+    ready: Arc<ReadyList>,
     /// Weak, so a socket that is gone is gone (its queue's receiver with it).
     shared: Weak<Shared>,
 }
@@ -193,7 +209,9 @@ impl Mailbox {
         true
     }
 
-    pub(crate) fn signal(&self) -> Arc<Signaler> {
-        Arc::clone(&self.signal)
+    /// The wake-up for the socket-side ends of the peer `id`'s pipes: it names the peer, so
+    /// the socket's pattern looks at that peer only.
+    pub(crate) fn peer_wake(&self, id: PipeId) -> Arc<dyn Notify> {
+        PeerWake::new(id, Arc::clone(&self.ready), Arc::clone(&self.signal))
     }
 }

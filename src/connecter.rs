@@ -118,7 +118,7 @@ pub(crate) async fn connect_loop(
                 // ZMQ_IMMEDIATE: the pipes exist only while connected.
                 let id = link.next_pipe_id();
                 let (peer_end, far) =
-                    socket_pipes(id, link.mailbox.signal(), link.kind, &link.options);
+                    socket_pipes(id, link.mailbox.peer_wake(id), link.kind, &link.options);
                 let mut peer_end = peer_end;
                 peer_end.assigned_id = link.options.connect_routing_id.clone();
                 if !link.mailbox.send(SocketCommand::Attach(Box::new(peer_end))) {

@@ -73,7 +73,7 @@ fn join(binder: &InprocSide, connector: &InprocSide, far: SessionPipes, far_id: 
     let boost = Boost::of(connector.sndhwm, connector.rcvhwm);
     let (mut peer, wake): (Peer, _) = far.into_peer(far_id, boost);
     peer.assigned_id = None;
-    wake.install(binder.mailbox.signal());
+    wake.install(binder.mailbox.peer_wake(far_id));
     if binder.mailbox.send(SocketCommand::Attach(Box::new(peer))) {
         binder.mailbox.send(SocketCommand::Identify {
             id: far_id,
@@ -155,7 +155,7 @@ impl InprocRegistry {
             ),
         };
         // As in libzmq, the connecting socket's ZMQ_CONFLATE decides for both sides.
-        let signal = connector.mailbox.signal();
+        let signal = connector.mailbox.peer_wake(ids);
         let (mut peer, far) = match connector.conflate.then(|| conflate_flows(connector.kind)) {
             Some(Some((out_flow, in_flow))) => peer_pipes(ids, signal, out_flow, in_flow),
             _ => pipe_pair(ids, signal, out_hwm, in_hwm),

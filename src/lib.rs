@@ -73,6 +73,7 @@ mod peer_hwm;
 mod poll;
 mod proxy;
 mod raw;
+mod ready;
 mod recv_buffers;
 mod send_buffers;
 mod send_error;

@@ -182,7 +182,7 @@ async fn serve(
         return;
     };
     let id = link.next_pipe_id();
-    let (peer_end, far) = socket_pipes(id, link.mailbox.signal(), link.kind, &link.options);
+    let (peer_end, far) = socket_pipes(id, link.mailbox.peer_wake(id), link.kind, &link.options);
     if !link.mailbox.send(SocketCommand::Attach(Box::new(peer_end))) {
         return;
     }

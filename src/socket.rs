@@ -274,7 +274,8 @@ impl Socket {
             (None, None)
         } else {
             let id = link.next_pipe_id();
-            let (mut peer, far) = socket_pipes(id, self.mailbox.signal(), self.kind, &self.options);
+            let (mut peer, far) =
+                socket_pipes(id, self.mailbox.peer_wake(id), self.kind, &self.options);
             peer.assigned_id = self.options.connect_routing_id.clone();
             let mut core = self.shared.lock();
             core.attach(peer);

@@ -11,12 +11,13 @@ use crate::msg::Msg;
 use crate::option::Options;
 use crate::pattern::fq::FairQueue;
 use crate::pattern::lb::LoadBalancer;
-use crate::pattern::{remove, set_metadata, Pattern, SendResult};
+use crate::pattern::peer_set::PeerSet;
+use crate::pattern::{set_metadata, Pattern, SendResult};
 use crate::peer::{Peer, PipeId};
 
 #[derive(Debug, Default)]
 pub(crate) struct Dealer {
-    peers: Vec<Peer>,
+    peers: PeerSet,
     lb: LoadBalancer,
     fq: FairQueue,
 }
@@ -31,7 +32,11 @@ impl Pattern for Dealer {
     }
 
     fn detach(&mut self, id: PipeId) {
-        remove(&mut self.peers, id);
+        self.peers.remove(id);
+    }
+
+    fn activate(&mut self, id: PipeId) {
+        self.peers.activate(id);
     }
 
     fn send(&mut self, frame: Bytes, more: bool, _: &Options) -> SendResult {
@@ -55,6 +60,6 @@ impl Pattern for Dealer {
     }
 
     fn has_out(&mut self) -> bool {
-        self.lb.has_out(&self.peers)
+        self.lb.has_out(&mut self.peers, false)
     }
 }

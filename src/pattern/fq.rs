@@ -5,15 +5,18 @@
 use bytes::Bytes;
 use ferromq_pipe::Read;
 
+use crate::pattern::peer_set::PeerSet;
 use crate::peer::{Peer, PipeId};
 
 #[derive(Debug, Default)]
 pub(crate) struct FairQueue {
-    next: usize,
+    /// The peer whose message is being read (its later frames are all in its pipe).
     current: Option<PipeId>,
+    /// A frame `has_in` took to learn that the pipe is not empty, for the next `recv`.
+    prefetched: Option<(PipeId, Bytes, bool)>,
 }
 
-/// A frame and the index of the peer it came from.
+/// A frame and the slot of the peer it came from.
 pub(crate) struct Received {
     pub frame: Bytes,
     pub more: bool,
@@ -22,77 +25,100 @@ pub(crate) struct Received {
 
 impl FairQueue {
     /// The next frame, or `None` when no peer has one. `eligible` filters peers (a ROUTER
-    /// reads only identified ones).
+    /// reads only identified ones); an ineligible peer leaves the readers until its owner
+    /// activates it again. Only readers are looked at, so the cost does not depend on how
+    /// many peers are idle.
     pub(crate) fn recv(
         &mut self,
-        peers: &mut Vec<Peer>,
+        peers: &mut PeerSet,
         eligible: impl Fn(&Peer) -> bool,
     ) -> Option<Received> {
-        if let Some(id) = self.current {
-            if let Some(index) = peers.iter().position(|p| p.id == id) {
-                if let Read::Item { item, more } = peers[index].inp.read() {
-                    if !more {
-                        self.current = None;
-                        self.next = index + 1;
-                    }
-                    return Some(Received {
-                        frame: item,
-                        more,
-                        index,
-                    });
-                }
-            }
-            // Frames of a published message are always there; the peer is gone.
+        let (index, frame, more) = match self.prefetched.take() {
+            Some((id, frame, more)) => match peers.slot(id) {
+                Some(index) => (index, frame, more),
+                // The peer was detached meanwhile: its frame goes with it.
+                None => self.next(peers, eligible)?,
+            },
+            None => self.next(peers, eligible)?,
+        };
+        if more {
+            self.current = Some(peers[index].id);
+        } else {
             self.current = None;
-        }
-        let mut tries = peers.len();
-        while tries > 0 && !peers.is_empty() {
-            tries -= 1;
-            let index = self.next % peers.len();
-            if !eligible(&peers[index]) {
-                self.next = index + 1;
-                continue;
-            }
-            match peers[index].inp.read() {
-                Read::Item { item, more } => {
-                    if more {
-                        self.current = Some(peers[index].id);
-                    } else {
-                        self.next = index + 1;
-                    }
-                    return Some(Received {
-                        frame: item,
-                        more,
-                        index,
-                    });
-                }
-                Read::Empty => self.next = index + 1,
-                Read::Closed => {
-                    peers.remove(index);
-                }
+            if peers.readers.current() == Some(index) {
+                peers.readers.advance();
             }
         }
-        None
+        Some(Received { frame, more, index })
     }
 
-    /// Whether a frame is ready.
-    pub(crate) fn has_in(&self, peers: &mut [Peer], eligible: impl Fn(&Peer) -> bool) -> bool {
-        self.current.is_some() || peers.iter_mut().any(|p| eligible(p) && p.inp.has_message())
+    /// Reads the next frame from the peer whose turn it is, dropping empty, closed and
+    /// ineligible peers from the readers on the way. The turn stays where it is.
+    fn next(
+        &mut self,
+        peers: &mut PeerSet,
+        eligible: impl Fn(&Peer) -> bool,
+    ) -> Option<(usize, Bytes, bool)> {
+        if let Some(id) = self.current {
+            // Frames of a published message are always there, so the peer is still the one
+            // whose turn it is unless it left mid-message (then the rest is lost).
+            if peers.readers.current().map(|s| peers[s].id) != Some(id) {
+                self.current = None;
+            }
+        }
+        loop {
+            let index = peers.readers.current()?;
+            let peer = &mut peers[index];
+            if self.current.is_none() && !eligible(peer) {
+                peers.readers.remove(index);
+                continue;
+            }
+            match peer.inp.read() {
+                Read::Item { item, more } => return Some((index, item, more)),
+                // The pipe wakes the socket with this peer's id on its next flush.
+                Read::Empty => {
+                    self.current = None;
+                    peers.readers.remove(index);
+                }
+                Read::Closed => {
+                    self.current = None;
+                    peers.remove_closed(index);
+                }
+            }
+        }
+    }
+
+    /// Whether a frame is ready. Takes the frame to find out (a pipe cannot say "closed"
+    /// without being read, and a closed peer must leave); `recv` returns it next.
+    pub(crate) fn has_in(&mut self, peers: &mut PeerSet, eligible: impl Fn(&Peer) -> bool) -> bool {
+        if self.current.is_some() || self.prefetched.is_some() {
+            return true;
+        }
+        match self.next(peers, eligible) {
+            Some((index, frame, more)) => {
+                self.prefetched = Some((peers[index].id, frame, more));
+                true
+            }
+            None => false,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::peer::pipe_pair;
-    use crate::signaler::Signaler;
-    use std::sync::Arc;
+    use crate::pattern::peer_set::testing::Wakes;
 
     #[test]
     fn alternates_between_peers_and_keeps_messages_whole() {
-        let sig = Arc::new(Signaler::new().unwrap());
-        let (mut peers, mut far): (Vec<_>, Vec<_>) =
-            (0..2).map(|i| pipe_pair(i, sig.clone(), 0, 0)).unzip();
+        let wakes = Wakes::new();
+        let mut peers = PeerSet::default();
+        let mut far = Vec::new();
+        for i in 0..2 {
+            let (p, f) = wakes.pipes(i, 0, 0);
+            peers.push(p);
+            far.push(f);
+        }
         for f in far.iter_mut() {
             f.to_socket
                 .try_write(Bytes::from_static(b"1"), true)
@@ -113,7 +139,50 @@ mod tests {
         assert_eq!(idx, vec![0, 0, 1, 1, 0, 1]);
         assert!(!fq.has_in(&mut peers, |_| true));
         drop(far);
+        // Both far ends closed: their wake-ups put the peers back among the readers.
+        wakes.deliver(&mut peers);
         assert!(fq.recv(&mut peers, |_| true).is_none());
         assert!(peers.is_empty());
+    }
+
+    #[test]
+    fn only_woken_peers_are_read_and_each_active_peer_gets_its_turn() {
+        let wakes = Wakes::new();
+        let mut peers = PeerSet::default();
+        let mut far = Vec::new();
+        for i in 0..100 {
+            let (p, f) = wakes.pipes(i, 0, 0);
+            peers.push(p);
+            far.push(f);
+        }
+        let mut fq = FairQueue::default();
+        // Every peer is found empty once, then sleeps.
+        assert!(fq.recv(&mut peers, |_| true).is_none());
+        assert_eq!(peers.readers.len(), 0);
+        // Ten of them send 50 messages each; only they come back.
+        for f in far.iter_mut().step_by(10) {
+            for _ in 0..50 {
+                f.to_socket
+                    .try_write(Bytes::from_static(b"m"), false)
+                    .unwrap();
+            }
+            f.to_socket.flush();
+        }
+        wakes.deliver(&mut peers);
+        assert_eq!(peers.readers.len(), 10);
+        let mut counts = std::collections::HashMap::new();
+        let mut order = Vec::new();
+        while let Some(r) = fq.recv(&mut peers, |_| true) {
+            let id = peers[r.index].id;
+            *counts.entry(id).or_insert(0) += 1;
+            order.push(id);
+        }
+        assert_eq!(counts.len(), 10);
+        assert!(counts.values().all(|&c| c == 50));
+        // Strict rotation: each window of ten holds every active peer once.
+        for window in order.chunks(10) {
+            let distinct: std::collections::HashSet<_> = window.iter().collect();
+            assert_eq!(distinct.len(), 10);
+        }
     }
 }

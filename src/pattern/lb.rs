@@ -5,16 +5,40 @@
 use bytes::Bytes;
 
 use crate::error::Error;
+use crate::pattern::peer_set::PeerSet;
 use crate::pattern::SendResult;
-use crate::peer::{Peer, PipeId};
+use crate::peer::PipeId;
 
 #[derive(Debug, Default)]
 pub(crate) struct LoadBalancer {
-    next: usize,
     /// The peer the current multipart message goes to (`None` between messages).
     current: Option<PipeId>,
     /// The current message's peer vanished: swallow the rest of it.
     dropping: bool,
+}
+
+/// The slot of the next writer with room, dropping full and closed peers from the writers on
+/// the way (a full pipe wakes the socket with the peer's id once it has room; `drop_closed`
+/// removes a closed peer altogether). Only writers are looked at, so a send costs the same
+/// however many peers are full.
+pub(crate) fn next_writable(peers: &mut PeerSet, drop_closed: bool) -> Option<usize> {
+    loop {
+        let slot = peers.writers.current()?;
+        let out = &peers[slot].out;
+        if out.is_closed() {
+            if drop_closed {
+                peers.remove_slot(slot);
+            } else {
+                peers.writers.remove(slot);
+            }
+            continue;
+        }
+        // `can_write` false arms the pipe's wake-up.
+        if out.can_write() {
+            return Some(slot);
+        }
+        peers.writers.remove(slot);
+    }
 }
 
 impl LoadBalancer {
@@ -22,7 +46,7 @@ impl LoadBalancer {
     /// closed (for sockets that never read from their peers).
     pub(crate) fn send(
         &mut self,
-        peers: &mut Vec<Peer>,
+        peers: &mut PeerSet,
         frame: Bytes,
         more: bool,
         drop_closed: bool,
@@ -32,81 +56,69 @@ impl LoadBalancer {
             return Ok(());
         }
         if let Some(id) = self.current {
-            return match peers.iter().position(|p| p.id == id) {
-                Some(idx) => {
-                    let p = &mut peers[idx];
-                    // Inside a message the pipe takes every frame.
-                    let _ = p.out.try_write(frame, more);
-                    if !more {
-                        p.out.flush();
-                        self.current = None;
-                        self.next = idx + 1;
-                    }
-                    Ok(())
-                }
-                None => {
-                    self.current = None;
-                    self.dropping = more;
-                    Ok(())
-                }
+            let Some(slot) = peers.slot(id) else {
+                self.current = None;
+                self.dropping = more;
+                return Ok(());
             };
+            let p = &mut peers[slot];
+            // Inside a message the pipe takes every frame.
+            let _ = p.out.try_write(frame, more);
+            if !more {
+                p.out.flush();
+                self.current = None;
+                if peers.writers.current() == Some(slot) {
+                    peers.writers.advance();
+                }
+            }
+            return Ok(());
         }
         let mut frame = frame;
-        let mut tries = peers.len();
-        while tries > 0 && !peers.is_empty() {
-            tries -= 1;
-            let idx = self.next % peers.len();
-            let p = &mut peers[idx];
-            if p.out.is_closed() {
-                if drop_closed {
-                    peers.remove(idx);
-                } else {
-                    self.next = idx + 1;
-                }
-                continue;
-            }
+        loop {
+            let Some(slot) = next_writable(peers, drop_closed) else {
+                return Err((Error::Again, frame));
+            };
+            let p = &mut peers[slot];
             match p.out.try_write(frame, more) {
                 Ok(()) => {
                     if more {
                         self.current = Some(p.id);
                     } else {
                         p.out.flush();
-                        self.next = idx + 1;
+                        peers.writers.advance();
                     }
                     return Ok(());
                 }
                 Err(back) => {
                     frame = back;
-                    self.next = idx + 1;
+                    peers.writers.remove(slot);
                 }
             }
         }
-        Err((Error::Again, frame))
     }
 
     /// Whether a send would be accepted now (arms the pipes' wake-ups when not).
-    pub(crate) fn has_out(&self, peers: &[Peer]) -> bool {
-        self.current.is_some()
-            || self.dropping
-            || peers
-                .iter()
-                .any(|p| !p.out.is_closed() && p.out.can_write())
+    pub(crate) fn has_out(&self, peers: &mut PeerSet, drop_closed: bool) -> bool {
+        self.current.is_some() || self.dropping || next_writable(peers, drop_closed).is_some()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::peer::pipe_pair;
-    use crate::signaler::Signaler;
+    use crate::pattern::peer_set::testing::Wakes;
     use ferromq_pipe::Read;
-    use std::sync::Arc;
 
-    fn peers(n: usize, hwm: usize) -> (Vec<Peer>, Vec<crate::peer::SessionPipes>) {
-        let sig = Arc::new(Signaler::new().unwrap());
-        (0..n)
-            .map(|i| pipe_pair(i as u64, sig.clone(), hwm, hwm))
-            .unzip()
+    fn peers(n: usize, hwm: usize) -> (PeerSet, Vec<crate::peer::SessionPipes>, Wakes) {
+        let wakes = Wakes::new();
+        let mut set = PeerSet::default();
+        let mut far = Vec::new();
+        for i in 0..n {
+            let (p, f) = wakes.pipes(i as u64, hwm, hwm);
+            set.push(p);
+            far.push(f);
+        }
+        (set, far, wakes)
     }
 
     fn take(far: &mut crate::peer::SessionPipes) -> Vec<(Bytes, bool)> {
@@ -119,7 +131,7 @@ mod tests {
 
     #[test]
     fn round_robin_keeps_multipart_together() {
-        let (mut p, mut far) = peers(2, 0);
+        let (mut p, mut far, _w) = peers(2, 0);
         let mut lb = LoadBalancer::default();
         lb.send(&mut p, Bytes::from_static(b"a1"), true, false)
             .unwrap();
@@ -133,7 +145,7 @@ mod tests {
 
     #[test]
     fn full_peers_are_skipped_then_again() {
-        let (mut p, mut far) = peers(2, 1);
+        let (mut p, mut far, wakes) = peers(2, 1);
         let mut lb = LoadBalancer::default();
         for _ in 0..2 {
             lb.send(&mut p, Bytes::from_static(b"x"), false, false)
@@ -141,9 +153,10 @@ mod tests {
         }
         let err = lb.send(&mut p, Bytes::from_static(b"y"), false, false);
         assert_eq!(err.unwrap_err().0, Error::Again);
-        assert!(!lb.has_out(&p));
+        assert!(!lb.has_out(&mut p, false));
         take(&mut far[1]);
-        assert!(lb.has_out(&p));
+        wakes.deliver(&mut p);
+        assert!(lb.has_out(&mut p, false));
         lb.send(&mut p, Bytes::from_static(b"y"), false, false)
             .unwrap();
         assert_eq!(take(&mut far[1]).len(), 1);
@@ -152,10 +165,11 @@ mod tests {
     #[test]
     fn no_peer_is_again_and_closed_peers_drop() {
         let mut lb = LoadBalancer::default();
-        let mut none = vec![];
+        let mut none = PeerSet::default();
         assert!(lb.send(&mut none, Bytes::new(), false, true).is_err());
-        let (mut p, far) = peers(1, 0);
+        let (mut p, far, wakes) = peers(1, 0);
         drop(far);
+        wakes.deliver(&mut p);
         assert!(lb.send(&mut p, Bytes::new(), false, true).is_err());
         assert!(p.is_empty());
     }

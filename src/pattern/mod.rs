@@ -13,12 +13,14 @@ use crate::error::{Error, Result};
 use crate::msg::Msg;
 use crate::option::Options;
 use crate::peer::{Peer, PipeId};
+use peer_set::PeerSet;
 
 mod dealer;
 mod fq;
 mod id_hash;
 mod lb;
 mod pair;
+mod peer_set;
 mod pub_;
 mod pull;
 mod push;
@@ -41,6 +43,9 @@ pub(crate) trait Pattern: Send {
     fn identify(&mut self, id: PipeId, metadata: Arc<Metadata>, options: &Options);
     /// Drops a peer (disconnect / unbind).
     fn detach(&mut self, id: PipeId);
+    /// The peer's pipes woke the socket (a message arrived in an empty pipe, a full one has
+    /// room, or the far end closed): it takes part in the round robins again.
+    fn activate(&mut self, id: PipeId);
     /// Sends one frame; `more` says the message goes on.
     fn send(&mut self, frame: Bytes, more: bool, options: &Options) -> SendResult;
     /// Receives one frame, `Again` when none is ready.
@@ -100,13 +105,8 @@ pub(crate) fn is_supported(kind: SocketType) -> bool {
 }
 
 /// Stores a peer's metadata (every pattern but ROUTER needs nothing more).
-pub(crate) fn set_metadata(peers: &mut [Peer], id: PipeId, metadata: Arc<Metadata>) {
-    if let Some(p) = peers.iter_mut().find(|p| p.id == id) {
+pub(crate) fn set_metadata(peers: &mut PeerSet, id: PipeId, metadata: Arc<Metadata>) {
+    if let Some(p) = peers.get_mut(id) {
         p.metadata = Some(metadata);
     }
-}
-
-/// Removes a peer by id.
-pub(crate) fn remove(peers: &mut Vec<Peer>, id: PipeId) {
-    peers.retain(|p| p.id != id);
 }

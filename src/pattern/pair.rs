@@ -37,6 +37,9 @@ impl Pattern for Pair {
         }
     }
 
+    /// One peer: there is no round robin to put it back into.
+    fn activate(&mut self, _: PipeId) {}
+
     fn send(&mut self, frame: Bytes, more: bool, _: &Options) -> SendResult {
         let Some(p) = self.peer.as_mut() else {
             return Err((Error::Again, frame));

@@ -9,12 +9,13 @@ use crate::error::{Error, Result};
 use crate::msg::Msg;
 use crate::option::Options;
 use crate::pattern::fq::FairQueue;
-use crate::pattern::{remove, set_metadata, Pattern, SendResult};
+use crate::pattern::peer_set::PeerSet;
+use crate::pattern::{set_metadata, Pattern, SendResult};
 use crate::peer::{Peer, PipeId};
 
 #[derive(Debug, Default)]
 pub(crate) struct Pull {
-    peers: Vec<Peer>,
+    peers: PeerSet,
     fq: FairQueue,
 }
 
@@ -28,7 +29,11 @@ impl Pattern for Pull {
     }
 
     fn detach(&mut self, id: PipeId) {
-        remove(&mut self.peers, id);
+        self.peers.remove(id);
+    }
+
+    fn activate(&mut self, id: PipeId) {
+        self.peers.activate(id);
     }
 
     fn send(&mut self, frame: Bytes, _: bool, _: &Options) -> SendResult {

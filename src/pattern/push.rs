@@ -10,12 +10,13 @@ use crate::error::{Error, Result};
 use crate::msg::Msg;
 use crate::option::Options;
 use crate::pattern::lb::LoadBalancer;
-use crate::pattern::{remove, Pattern, SendResult};
+use crate::pattern::peer_set::PeerSet;
+use crate::pattern::{Pattern, SendResult};
 use crate::peer::{Peer, PipeId};
 
 #[derive(Debug, Default)]
 pub(crate) struct Push {
-    peers: Vec<Peer>,
+    peers: PeerSet,
     lb: LoadBalancer,
 }
 
@@ -27,7 +28,11 @@ impl Pattern for Push {
     fn identify(&mut self, _: PipeId, _: Arc<Metadata>, _: &Options) {}
 
     fn detach(&mut self, id: PipeId) {
-        remove(&mut self.peers, id);
+        self.peers.remove(id);
+    }
+
+    fn activate(&mut self, id: PipeId) {
+        self.peers.activate(id);
     }
 
     fn send(&mut self, frame: Bytes, more: bool, _: &Options) -> SendResult {
@@ -43,6 +48,6 @@ impl Pattern for Push {
     }
 
     fn has_out(&mut self) -> bool {
-        self.lb.has_out(&self.peers)
+        self.lb.has_out(&mut self.peers, true)
     }
 }

@@ -14,12 +14,13 @@ use crate::error::{Error, Result};
 use crate::msg::Msg;
 use crate::option::Options;
 use crate::pattern::fq::FairQueue;
-use crate::pattern::{remove, set_metadata, Pattern, SendResult};
+use crate::pattern::peer_set::PeerSet;
+use crate::pattern::{set_metadata, Pattern, SendResult};
 use crate::peer::{Peer, PipeId};
 
 #[derive(Debug, Default)]
 pub(crate) struct Rep {
-    peers: Vec<Peer>,
+    peers: PeerSet,
     fq: FairQueue,
     /// The request was read completely; the reply is due.
     sending_reply: bool,
@@ -29,7 +30,7 @@ pub(crate) struct Rep {
     reply_to: Option<PipeId>,
     envelope: Vec<Bytes>,
     /// The reply is being written to this peer (`None`: being dropped).
-    replying: Option<usize>,
+    replying: Option<PipeId>,
     reply_started: bool,
 }
 
@@ -41,7 +42,7 @@ impl Rep {
             let Some(first) = self.fq.recv(&mut self.peers, |_| true) else {
                 return false;
             };
-            self.reply_to = self.peers.get(first.index).map(|p| p.id);
+            self.reply_to = Some(self.peers[first.index].id);
             let mut r = first;
             loop {
                 if !r.more {
@@ -72,8 +73,14 @@ impl Pattern for Rep {
     }
 
     fn detach(&mut self, id: PipeId) {
-        remove(&mut self.peers, id);
-        self.replying = None;
+        self.peers.remove(id);
+        if self.replying == Some(id) {
+            self.replying = None;
+        }
+    }
+
+    fn activate(&mut self, id: PipeId) {
+        self.peers.activate(id);
     }
 
     fn send(&mut self, frame: Bytes, more: bool, _: &Options) -> SendResult {
@@ -82,22 +89,19 @@ impl Pattern for Rep {
         }
         if !self.reply_started {
             self.reply_started = true;
-            let target = self
-                .reply_to
-                .and_then(|id| self.peers.iter().position(|p| p.id == id));
-            self.replying = target.filter(|&i| {
-                let p = &self.peers[i];
-                !p.out.is_closed() && p.out.can_write()
+            self.replying = self.reply_to.filter(|&id| {
+                self.peers
+                    .get(id)
+                    .is_some_and(|p| !p.out.is_closed() && p.out.can_write())
             });
-            if let Some(i) = self.replying {
-                let p = &mut self.peers[i];
+            if let Some(p) = self.replying.and_then(|id| self.peers.get_mut(id)) {
                 for part in self.envelope.drain(..) {
                     let _ = p.out.try_write(part, true);
                 }
             }
         }
-        if let Some(i) = self.replying {
-            if let Some(p) = self.peers.get_mut(i) {
+        if let Some(id) = self.replying {
+            if let Some(p) = self.peers.get_mut(id) {
                 let _ = p.out.try_write(frame, more);
                 if !more {
                     p.out.flush();
@@ -134,7 +138,7 @@ impl Pattern for Rep {
         Ok(Msg {
             data: r.frame,
             more: r.more,
-            metadata: self.peers.get(r.index).and_then(|p| p.metadata.clone()),
+            metadata: self.peers[r.index].metadata.clone(),
         })
     }
 

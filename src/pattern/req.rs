@@ -18,15 +18,15 @@ use crate::error::{Error, Result};
 use crate::msg::Msg;
 use crate::option::{int_value, Options, ZMQ_REQ_CORRELATE, ZMQ_REQ_RELAXED};
 use crate::pattern::fq::FairQueue;
-use crate::pattern::{remove, set_metadata, Pattern, SendResult};
+use crate::pattern::lb::next_writable;
+use crate::pattern::peer_set::PeerSet;
+use crate::pattern::{set_metadata, Pattern, SendResult};
 use crate::peer::{Peer, PipeId};
 
 #[derive(Debug)]
 pub(crate) struct Req {
-    peers: Vec<Peer>,
+    peers: PeerSet,
     fq: FairQueue,
-    /// Round-robin position for the next request.
-    next: usize,
     /// A request went out completely; its reply is due.
     receiving_reply: bool,
     /// The next frame sent (or received) starts a message.
@@ -41,9 +41,8 @@ pub(crate) struct Req {
 impl Req {
     pub(crate) fn new() -> Req {
         Req {
-            peers: Vec::new(),
+            peers: PeerSet::default(),
             fq: FairQueue::default(),
-            next: 0,
             receiving_reply: false,
             message_begins: true,
             reply_pipe: None,
@@ -53,30 +52,23 @@ impl Req {
         }
     }
 
-    /// Picks the next peer with room for a request (libzmq's load balancer).
+    /// Picks the next peer with room for a request (libzmq's load balancer) and passes the
+    /// turn on.
     fn pick(&mut self) -> Option<usize> {
-        let n = self.peers.len();
-        for k in 0..n {
-            let idx = (self.next + k) % n;
-            let p = &self.peers[idx];
-            if !p.out.is_closed() && p.out.can_write() {
-                self.next = idx + 1;
-                return Some(idx);
-            }
-        }
-        None
+        let slot = next_writable(&mut self.peers, false)?;
+        self.peers.writers.advance();
+        Some(slot)
     }
 
     fn reply_peer(&self) -> Option<usize> {
-        let id = self.reply_pipe?;
-        self.peers.iter().position(|p| p.id == id)
+        self.peers.slot(self.reply_pipe?)
     }
 
     /// The next frame from the reply pipe; frames from other peers are dropped.
     fn recv_reply_frame(&mut self) -> Option<(Bytes, bool)> {
         loop {
             let r = self.fq.recv(&mut self.peers, |_| true)?;
-            let from = self.peers.get(r.index).map(|p| p.id);
+            let from = Some(self.peers[r.index].id);
             if self.reply_pipe.is_none() || from == self.reply_pipe {
                 return Some((r.frame, r.more));
             }
@@ -103,7 +95,11 @@ impl Pattern for Req {
         if self.reply_pipe == Some(id) {
             self.reply_pipe = None;
         }
-        remove(&mut self.peers, id);
+        self.peers.remove(id);
+    }
+
+    fn activate(&mut self, id: PipeId) {
+        self.peers.activate(id);
     }
 
     fn send(&mut self, frame: Bytes, more: bool, _: &Options) -> SendResult {
@@ -186,11 +182,7 @@ impl Pattern for Req {
         if self.receiving_reply && self.strict {
             return false;
         }
-        !self.message_begins
-            || self
-                .peers
-                .iter()
-                .any(|p| !p.out.is_closed() && p.out.can_write())
+        !self.message_begins || next_writable(&mut self.peers, false).is_some()
     }
 
     fn set_option(&mut self, option: i32, value: &[u8]) -> Option<Result<()>> {
@@ -212,16 +204,19 @@ impl Pattern for Req {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::peer::{pipe_pair, SessionPipes};
-    use crate::signaler::Signaler;
+    use crate::pattern::peer_set::testing::Wakes;
+    use crate::peer::SessionPipes;
     use ferromq_pipe::Read;
 
+    thread_local! {
+        static WAKES: Wakes = Wakes::new();
+    }
+
     fn req_with(n: u64) -> (Req, Vec<SessionPipes>) {
-        let sig = Arc::new(Signaler::new().unwrap());
         let mut r = Req::new();
         let mut far = vec![];
         for i in 0..n {
-            let (p, f) = pipe_pair(i, sig.clone(), 0, 0);
+            let (p, f) = WAKES.with(|w| w.pipes(i, 0, 0));
             r.attach(p, &Options::default());
             far.push(f);
         }
@@ -236,13 +231,15 @@ mod tests {
         out
     }
 
-    fn reply(f: &mut SessionPipes, frames: &[&[u8]]) {
+    /// A peer sends a message; the socket learns which peer woke it, as it would.
+    fn reply(r: &mut Req, f: &mut SessionPipes, frames: &[&[u8]]) {
         for (i, fr) in frames.iter().enumerate() {
             f.to_socket
                 .try_write(Bytes::copy_from_slice(fr), i + 1 < frames.len())
                 .unwrap();
         }
         f.to_socket.flush();
+        WAKES.with(|w| w.deliver_to(r));
     }
 
     fn send(r: &mut Req, m: &'static [u8]) -> std::result::Result<(), Error> {
@@ -261,7 +258,7 @@ mod tests {
         );
         assert_eq!(send(&mut r, b"q2"), Err(Error::Fsm));
         assert!(!r.has_out());
-        reply(&mut far[0], &[b"", b"a"]);
+        reply(&mut r, &mut far[0], &[b"", b"a"]);
         assert_eq!(r.recv().unwrap().as_slice(), b"a");
         assert_eq!(r.recv(), Err(Error::Fsm));
         send(&mut r, b"q3").unwrap();
@@ -272,9 +269,9 @@ mod tests {
         let (mut r, mut far) = req_with(2);
         send(&mut r, b"q").unwrap();
         assert_eq!(take(&mut far[0]).len(), 2);
-        reply(&mut far[1], &[b"", b"wrong peer"]);
-        reply(&mut far[0], &[b"no delimiter"]);
-        reply(&mut far[0], &[b"", b"right"]);
+        reply(&mut r, &mut far[1], &[b"", b"wrong peer"]);
+        reply(&mut r, &mut far[0], &[b"no delimiter"]);
+        reply(&mut r, &mut far[0], &[b"", b"right"]);
         assert_eq!(r.recv().unwrap().as_slice(), b"right");
         // The next request round-robins to the other peer.
         send(&mut r, b"q2").unwrap();
@@ -296,8 +293,8 @@ mod tests {
         send(&mut r, b"second").unwrap();
         let second = take(&mut far[0]);
         assert_ne!(first[0], second[0], "a new request id");
-        reply(&mut far[0], &[&first[0], b"", b"stale"]);
-        reply(&mut far[0], &[&second[0], b"", b"fresh"]);
+        reply(&mut r, &mut far[0], &[&first[0], b"", b"stale"]);
+        reply(&mut r, &mut far[0], &[&second[0], b"", b"fresh"]);
         assert_eq!(r.recv().unwrap().as_slice(), b"fresh");
         assert_eq!(
             r.set_option(ZMQ_REQ_RELAXED, &(-1i32).to_ne_bytes()),

@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::msg::Msg;
 use crate::option::Options;
 use crate::pattern::fq::FairQueue;
+use crate::pattern::peer_set::{unmap, PeerSet, RoutingIds};
 use crate::pattern::{Pattern, SendResult};
 use crate::peer::{Peer, PipeId};
 
@@ -29,21 +30,21 @@ use super::id_hash::IdHashState;
 enum Outbound {
     /// The next frame is a routing id.
     Idle,
-    /// The rest of the message goes to the pipe `id`, found at `index` in `peers` when the
-    /// message started. Commands processed between two frames may attach or detach peers and
-    /// shift indices, so the index is checked against the pipe before use.
-    To { index: usize, id: PipeId },
+    /// The rest of the message goes to the pipe `id` (found by id for each frame: commands
+    /// processed between two frames may attach or detach peers and move slots).
+    To(PipeId),
     /// The rest of the message is discarded.
     Dropping,
 }
 
 #[derive(Debug)]
 pub(crate) struct Router {
-    peers: Vec<Peer>,
-    /// Routing id -> index of its peer in `peers`, so a send finds its peer in O(1) whatever
-    /// the number of peers. Every identified peer has exactly one entry; every removal from
-    /// `peers` re-indexes the peers after it (`remove_at`, `reindex_all`).
-    by_id: HashMap<Bytes, usize, IdHashState>,
+    peers: PeerSet,
+    /// Routing id -> its peer's pipe, so a send finds its peer in O(1) whatever the number
+    /// of peers (the pipe's slot is the peer set's O(1) lookup). Every identified peer has
+    /// exactly one entry; a peer that leaves takes its entry with it (`forget`, and the
+    /// peer set's departed list for peers the fair queue found closed).
+    by_id: RoutingIds,
     fq: FairQueue,
     outbound: Outbound,
     /// A received body frame waiting behind the routing id frame just returned.
@@ -56,7 +57,7 @@ pub(crate) struct Router {
 impl Router {
     pub(crate) fn new() -> Router {
         Router {
-            peers: Vec::new(),
+            peers: PeerSet::default(),
             by_id: HashMap::with_hasher(IdHashState::new()),
             fq: FairQueue::default(),
             outbound: Outbound::Idle,
@@ -75,15 +76,16 @@ impl Router {
         Bytes::from(id)
     }
 
-    /// Gives the peer `index` the routing id `rid`, applying ROUTER_HANDOVER.
-    fn assign(&mut self, index: usize, rid: Bytes, options: &Options) {
+    /// Gives the peer `id` the routing id `rid`, applying ROUTER_HANDOVER; the peer becomes
+    /// readable once it has one.
+    fn assign(&mut self, id: PipeId, rid: Bytes, options: &Options) {
         if let Some(&holder) = self.by_id.get(&rid) {
-            if holder == index {
+            if holder == id {
                 return;
             }
             if !options.router_handover {
                 // Refused: dropping the pipes closes that connection.
-                self.remove_at(index);
+                self.forget(id);
                 return;
             }
             let fresh = self.generate_id();
@@ -92,58 +94,22 @@ impl Router {
             }
             self.by_id.insert(fresh, holder);
         }
-        let peer = &mut self.peers[index];
+        let Some(peer) = self.peers.get_mut(id) else {
+            return;
+        };
         if let Some(previous) = peer.routing_id.replace(rid.clone()) {
-            if self.by_id.get(&previous) == Some(&index) {
+            if self.by_id.get(&previous) == Some(&id) {
                 self.by_id.remove(&previous);
             }
         }
-        self.by_id.insert(rid, index);
+        self.by_id.insert(rid, id);
+        self.peers.activate_reader(id);
     }
 
+    /// Removes a peer (dropping its pipes closes the connection) and its routing id.
     fn forget(&mut self, id: PipeId) {
-        if let Some(index) = self.peers.iter().position(|p| p.id == id) {
-            self.remove_at(index);
-        }
-    }
-
-    /// Removes the peer at `index` (dropping its pipes closes the connection) and moves the
-    /// map entries of the peers after it down one.
-    fn remove_at(&mut self, index: usize) {
-        let gone = self.peers.remove(index);
-        if let Some(rid) = &gone.routing_id {
-            if self.by_id.get(rid) == Some(&index) {
-                self.by_id.remove(rid);
-            }
-        }
-        for (i, p) in self.peers.iter().enumerate().skip(index) {
-            if let Some(slot) = p
-                .routing_id
-                .as_ref()
-                .and_then(|rid| self.by_id.get_mut(rid))
-            {
-                *slot = i;
-            }
-        }
-    }
-
-    /// Rebuilds the map after the fair queue removed peers whose far end closed (it does not
-    /// say which; that is rare, and as costly as the `Vec::remove` it follows).
-    fn reindex_all(&mut self) {
-        self.by_id.clear();
-        for (i, p) in self.peers.iter().enumerate() {
-            if let Some(rid) = &p.routing_id {
-                self.by_id.insert(rid.clone(), i);
-            }
-        }
-    }
-
-    /// Where the pipe `id` is now: `index` unless peers came or went since it was looked up.
-    fn locate(&self, index: usize, id: PipeId) -> Option<usize> {
-        if self.peers.get(index).is_some_and(|p| p.id == id) {
-            Some(index)
-        } else {
-            self.peers.iter().position(|p| p.id == id)
+        if let Some(rid) = self.peers.remove(id).and_then(|p| p.routing_id) {
+            unmap(&mut self.by_id, id, &rid);
         }
     }
 }
@@ -151,19 +117,20 @@ impl Router {
 impl Pattern for Router {
     fn attach(&mut self, peer: Peer, options: &Options) {
         let assigned = peer.assigned_id.clone();
-        self.peers.push(peer);
+        let id = peer.id;
+        let slot = self.peers.push(peer);
+        // Readable once identified (`assign`).
+        self.peers.readers.remove(slot);
         if let Some(rid) = assigned {
-            let index = self.peers.len() - 1;
-            self.assign(index, rid, options);
+            self.assign(id, rid, options);
         }
     }
 
     fn identify(&mut self, id: PipeId, metadata: Arc<Metadata>, options: &Options) {
-        let Some(index) = self.peers.iter().position(|p| p.id == id) else {
+        let announced = metadata.get("Identity").filter(|v| !v.is_empty()).cloned();
+        let Some(peer) = self.peers.get_mut(id) else {
             return;
         };
-        let announced = metadata.get("Identity").filter(|v| !v.is_empty()).cloned();
-        let peer = &mut self.peers[index];
         peer.metadata = Some(metadata);
         if peer.assigned_id.is_some() {
             return;
@@ -174,11 +141,21 @@ impl Pattern for Router {
             None if peer.routing_id.is_some() => return,
             None => self.generate_id(),
         };
-        self.assign(index, rid, options);
+        self.assign(id, rid, options);
     }
 
     fn detach(&mut self, id: PipeId) {
         self.forget(id);
+    }
+
+    fn activate(&mut self, id: PipeId) {
+        if let Some(slot) = self.peers.slot(id) {
+            // Unidentified peers stay out of the readers until `assign`.
+            if self.peers[slot].routing_id.is_some() {
+                self.peers.readers.insert(slot);
+            }
+            self.peers.writers.insert(slot);
+        }
     }
 
     fn send(&mut self, frame: Bytes, more: bool, options: &Options) -> SendResult {
@@ -188,14 +165,11 @@ impl Pattern for Router {
                     // A lone routing id frame carries nothing: libzmq drops it.
                     return Ok(());
                 }
-                let target = self
-                    .by_id
-                    .get(&frame)
-                    .and_then(|&index| Some((index, self.peers.get(index)?)));
+                let target = self.by_id.get(&frame).and_then(|&id| self.peers.get(id));
                 match target {
-                    Some((index, p)) if !p.out.is_closed() => {
+                    Some(p) if !p.out.is_closed() => {
                         if p.out.can_write() {
-                            self.outbound = Outbound::To { index, id: p.id };
+                            self.outbound = Outbound::To(p.id);
                         } else if options.router_mandatory {
                             return Err((Error::Again, frame));
                         } else {
@@ -209,15 +183,13 @@ impl Pattern for Router {
                 }
                 Ok(())
             }
-            Outbound::To { index, id } => {
-                match self.locate(index, id) {
-                    Some(at) => {
-                        let p = &mut self.peers[at];
+            Outbound::To(id) => {
+                match self.peers.get_mut(id) {
+                    Some(p) => {
                         let _ = p.out.try_write(frame, more);
                         if !more {
                             p.out.flush();
                         }
-                        self.outbound = Outbound::To { index: at, id };
                     }
                     // The peer left mid-message: the rest is discarded.
                     None => self.outbound = Outbound::Dropping,
@@ -241,15 +213,9 @@ impl Pattern for Router {
             self.receiving_more = msg.more;
             return Ok(msg);
         }
-        let before = self.peers.len();
-        let r = self
-            .fq
-            .recv(&mut self.peers, |p| p.routing_id.is_some())
-            .ok_or(Error::Again);
-        if self.peers.len() != before {
-            self.reindex_all();
-        }
-        let r = r?;
+        let r = self.fq.recv(&mut self.peers, |p| p.routing_id.is_some());
+        self.peers.forget_departed(&mut self.by_id);
+        let r = r.ok_or(Error::Again)?;
         let peer = &self.peers[r.index];
         let body = Msg {
             data: r.frame,
@@ -272,7 +238,12 @@ impl Pattern for Router {
     }
 
     fn has_in(&mut self) -> bool {
-        self.pending.is_some() || self.fq.has_in(&mut self.peers, |p| p.routing_id.is_some())
+        if self.pending.is_some() {
+            return true;
+        }
+        let has = self.fq.has_in(&mut self.peers, |p| p.routing_id.is_some());
+        self.peers.forget_departed(&mut self.by_id);
+        has
     }
 
     fn has_out(&mut self) -> bool {
@@ -284,9 +255,13 @@ impl Pattern for Router {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::peer::{pipe_pair, SessionPipes};
-    use crate::signaler::Signaler;
+    use crate::pattern::peer_set::testing::Wakes;
+    use crate::peer::SessionPipes;
     use ferromq_pipe::Read;
+
+    thread_local! {
+        static WAKES: Wakes = Wakes::new();
+    }
 
     fn meta(identity: &[u8]) -> Arc<Metadata> {
         let mut m = Metadata::new();
@@ -295,8 +270,7 @@ mod tests {
     }
 
     fn attach(r: &mut Router, id: u64, o: &Options) -> SessionPipes {
-        let sig = Arc::new(Signaler::new().unwrap());
-        let (peer, far) = pipe_pair(id, sig, 0, 0);
+        let (peer, far) = WAKES.with(|w| w.pipes(id, 0, 0));
         r.attach(peer, o);
         far
     }
@@ -357,8 +331,7 @@ mod tests {
         o.router_handover = true;
         let _c = attach(&mut r, 3, &o);
         r.identify(3, meta(b"X"), &o);
-        let holder = r.by_id[&Bytes::from_static(b"X")];
-        assert_eq!(r.peers[holder].id, 3);
+        assert_eq!(r.by_id[&Bytes::from_static(b"X")], 3);
         assert_eq!(r.peers.len(), 2);
         assert_map_matches_peers(&r);
     }
@@ -367,8 +340,8 @@ mod tests {
     fn assert_map_matches_peers(r: &Router) {
         let identified = r.peers.iter().filter(|p| p.routing_id.is_some()).count();
         assert_eq!(r.by_id.len(), identified);
-        for (rid, &index) in &r.by_id {
-            assert_eq!(r.peers[index].routing_id.as_ref(), Some(rid));
+        for (rid, &id) in &r.by_id {
+            assert_eq!(r.peers.get(id).unwrap().routing_id.as_ref(), Some(rid));
         }
     }
 
@@ -441,6 +414,7 @@ mod tests {
             (0..30).map(|i| attach_named(&mut r, i, i, &o)).collect();
         // Closing the far ends of every third: the fair queue drops them on its next pass.
         fars.retain(|(i, _)| i % 3 != 1);
+        WAKES.with(|w| w.deliver_to(&mut r));
         assert_eq!(r.recv(), Err(Error::Again));
         assert_eq!(r.peers.len(), 20);
         assert_map_matches_peers(&r);

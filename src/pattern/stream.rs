@@ -24,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::msg::Msg;
 use crate::option::{self, Options};
 use crate::pattern::fq::FairQueue;
+use crate::pattern::peer_set::{unmap, PeerSet, RoutingIds};
 use crate::pattern::{Pattern, SendResult};
 use crate::peer::{Peer, PipeId};
 
@@ -41,9 +42,9 @@ enum Outbound {
 
 #[derive(Debug)]
 pub(crate) struct Stream {
-    peers: Vec<Peer>,
-    /// Routing id -> index in `peers`; every peer has exactly one entry.
-    by_id: HashMap<Bytes, usize, IdHashState>,
+    peers: PeerSet,
+    /// Routing id -> its peer's pipe; every peer has exactly one entry.
+    by_id: RoutingIds,
     fq: FairQueue,
     outbound: Outbound,
     /// The data frame behind the routing-id frame just returned.
@@ -56,7 +57,7 @@ pub(crate) struct Stream {
 impl Stream {
     pub(crate) fn new() -> Stream {
         Stream {
-            peers: Vec::new(),
+            peers: PeerSet::default(),
             by_id: HashMap::with_hasher(IdHashState::new()),
             fq: FairQueue::default(),
             outbound: Outbound::Idle,
@@ -81,21 +82,9 @@ impl Stream {
         }
     }
 
-    /// Rebuilds the index after peers left (rare: a connection ended or was closed).
-    fn reindex(&mut self) {
-        self.by_id.clear();
-        for (i, p) in self.peers.iter().enumerate() {
-            if let Some(rid) = &p.routing_id {
-                self.by_id.insert(rid.clone(), i);
-            }
-        }
-    }
-
     fn remove(&mut self, id: PipeId) {
-        let before = self.peers.len();
-        self.peers.retain(|p| p.id != id);
-        if self.peers.len() != before {
-            self.reindex();
+        if let Some(rid) = self.peers.remove(id).and_then(|p| p.routing_id) {
+            unmap(&mut self.by_id, id, &rid);
         }
     }
 }
@@ -114,18 +103,22 @@ impl Pattern for Stream {
             }
         };
         peer.routing_id = Some(rid.clone());
-        self.by_id.insert(rid, self.peers.len());
+        self.by_id.insert(rid, peer.id);
         self.peers.push(peer);
     }
 
     fn identify(&mut self, id: PipeId, metadata: Arc<Metadata>, _options: &Options) {
-        if let Some(p) = self.peers.iter_mut().find(|p| p.id == id) {
+        if let Some(p) = self.peers.get_mut(id) {
             p.metadata = Some(metadata);
         }
     }
 
     fn detach(&mut self, id: PipeId) {
         self.remove(id);
+    }
+
+    fn activate(&mut self, id: PipeId) {
+        self.peers.activate(id);
     }
 
     fn send(&mut self, frame: Bytes, more: bool, _options: &Options) -> SendResult {
@@ -135,10 +128,9 @@ impl Pattern for Stream {
                     self.outbound = Outbound::Dropping;
                     return Ok(());
                 }
-                let Some(&index) = self.by_id.get(&frame) else {
+                let Some(peer) = self.by_id.get(&frame).and_then(|&id| self.peers.get(id)) else {
                     return Err((Error::HostUnreachable, frame));
                 };
-                let peer = &mut self.peers[index];
                 if !peer.out.can_write() {
                     return Err((Error::Again, frame));
                 }
@@ -152,7 +144,7 @@ impl Pattern for Stream {
                     self.remove(id);
                     return Ok(());
                 }
-                if let Some(p) = self.peers.iter_mut().find(|p| p.id == id) {
+                if let Some(p) = self.peers.get_mut(id) {
                     if p.out.try_write(frame, false).is_ok() {
                         p.out.flush();
                     }
@@ -170,11 +162,8 @@ impl Pattern for Stream {
         if let Some(msg) = self.pending.take() {
             return Ok(msg);
         }
-        let before = self.peers.len();
         let r = self.fq.recv(&mut self.peers, |_| true);
-        if self.peers.len() != before {
-            self.reindex();
-        }
+        self.peers.forget_departed(&mut self.by_id);
         let r = r.ok_or(Error::Again)?;
         let peer = &self.peers[r.index];
         let metadata = peer.metadata.clone();
@@ -191,7 +180,12 @@ impl Pattern for Stream {
     }
 
     fn has_in(&mut self) -> bool {
-        self.pending.is_some() || self.fq.has_in(&mut self.peers, |_| true)
+        if self.pending.is_some() {
+            return true;
+        }
+        let has = self.fq.has_in(&mut self.peers, |_| true);
+        self.peers.forget_departed(&mut self.by_id);
+        has
     }
 
     fn has_out(&mut self) -> bool {

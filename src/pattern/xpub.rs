@@ -29,7 +29,7 @@ use crate::option::{
     int_value, Options, ZMQ_INVERT_MATCHING, ZMQ_SUBSCRIBE, ZMQ_UNSUBSCRIBE, ZMQ_XPUB_MANUAL,
     ZMQ_XPUB_NODROP, ZMQ_XPUB_VERBOSE, ZMQ_XPUB_VERBOSER, ZMQ_XPUB_WELCOME_MSG,
 };
-use crate::pattern::id_hash::IdHashState;
+use crate::pattern::peer_set::PeerSet;
 use crate::pattern::{Pattern, SendResult};
 use crate::peer::{Peer, PipeId};
 
@@ -60,8 +60,7 @@ enum Removed {
 
 pub(crate) struct Xpub {
     role: Role,
-    peers: Vec<Peer>,
-    index: HashMap<PipeId, usize, IdHashState>,
+    peers: PeerSet,
     trie: MultiTrie<PipeId>,
     /// Each peer's prefixes (the set semantics of libzmq's mtrie; the trie itself counts).
     held: HashMap<PipeId, HashSet<Bytes>>,
@@ -101,8 +100,7 @@ impl Xpub {
     pub(crate) fn new(role: Role) -> Xpub {
         Xpub {
             role,
-            peers: Vec::new(),
-            index: HashMap::with_hasher(IdHashState::new()),
+            peers: PeerSet::default(),
             trie: MultiTrie::new(),
             held: HashMap::new(),
             manual_held: HashMap::new(),
@@ -116,13 +114,6 @@ impl Xpub {
             lossy: true,
             invert: false,
             welcome: None,
-        }
-    }
-
-    fn reindex(&mut self) {
-        self.index.clear();
-        for (i, p) in self.peers.iter().enumerate() {
-            self.index.insert(p.id, i);
         }
     }
 
@@ -148,19 +139,20 @@ impl Xpub {
         }
     }
 
-    /// Reads every peer's inbound pipe: subscriptions, cancels, and (XPUB) upstream messages.
+    /// Reads the inbound pipes of the peers that woke the socket (the readers): subscriptions,
+    /// cancels, and (XPUB) upstream messages. A peer leaves the readers once its pipe is
+    /// empty, so a send costs nothing per idle peer.
     fn process_inbound(&mut self) {
-        let mut i = 0;
-        while i < self.peers.len() {
-            match self.peers[i].inp.read() {
+        while let Some(slot) = self.peers.readers.current() {
+            match self.peers[slot].inp.read() {
                 Read::Item { item, more } => {
-                    let pid = self.peers[i].id;
-                    let metadata = self.peers[i].metadata.clone();
+                    let pid = self.peers[slot].id;
+                    let metadata = self.peers[slot].metadata.clone();
                     self.handle_upstream(pid, item, more, metadata);
                 }
-                Read::Empty => i += 1,
+                Read::Empty => self.peers.readers.remove(slot),
                 Read::Closed => {
-                    let pid = self.peers[i].id;
+                    let pid = self.peers[slot].id;
                     self.remove_peer(pid);
                 }
             }
@@ -217,11 +209,9 @@ impl Xpub {
 
     /// A peer left: drop its subscriptions and tell the app which prefixes nobody wants now.
     fn remove_peer(&mut self, pid: PipeId) {
-        let Some(&idx) = self.index.get(&pid) else {
+        if self.peers.remove(pid).is_none() {
             return;
-        };
-        self.peers.remove(idx);
-        self.reindex();
+        }
         self.matched.retain(|&m| m != pid);
         let held = self.held.remove(&pid).unwrap_or_default();
         let mut cancels: Vec<Bytes> = Vec::new();
@@ -273,7 +263,7 @@ impl Xpub {
         let mut kept = 0;
         for k in 0..self.matched.len() {
             let pid = self.matched[k];
-            let Some(&i) = self.index.get(&pid) else {
+            let Some(i) = self.peers.slot(pid) else {
                 continue;
             };
             let data = if k == last {
@@ -310,18 +300,21 @@ impl Pattern for Xpub {
             }
         }
         self.peers.push(peer);
-        self.reindex();
         self.process_inbound();
     }
 
     fn identify(&mut self, id: PipeId, metadata: Arc<Metadata>, _: &Options) {
-        if let Some(&i) = self.index.get(&id) {
-            self.peers[i].metadata = Some(metadata);
+        if let Some(p) = self.peers.get_mut(id) {
+            p.metadata = Some(metadata);
         }
     }
 
     fn detach(&mut self, id: PipeId) {
         self.remove_peer(id);
+    }
+
+    fn activate(&mut self, id: PipeId) {
+        self.peers.activate(id);
     }
 
     fn send(&mut self, frame: Bytes, more: bool, _: &Options) -> SendResult {
@@ -330,9 +323,9 @@ impl Pattern for Xpub {
             self.match_peers(&frame);
             if !self.lossy {
                 let full = self.matched.iter().any(|pid| {
-                    self.index.get(pid).is_some_and(|&i| {
-                        !self.peers[i].out.is_closed() && !self.peers[i].out.can_write()
-                    })
+                    self.peers
+                        .get(*pid)
+                        .is_some_and(|p| !p.out.is_closed() && !p.out.can_write())
                 });
                 if full {
                     self.matched.clear();
@@ -410,26 +403,31 @@ impl Pattern for Xpub {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::peer::{pipe_pair, SessionPipes};
-    use crate::signaler::Signaler;
+    use crate::pattern::peer_set::testing::Wakes;
+    use crate::peer::SessionPipes;
+
+    thread_local! {
+        static WAKES: Wakes = Wakes::new();
+    }
 
     fn xpub_with(n: u64, hwm: usize, role: Role) -> (Xpub, Vec<SessionPipes>) {
-        let sig = Arc::new(Signaler::new().unwrap());
         let mut x = Xpub::new(role);
         let mut far = vec![];
         for i in 0..n {
-            let (p, f) = pipe_pair(i, sig.clone(), hwm, hwm);
+            let (p, f) = WAKES.with(|w| w.pipes(i, hwm, hwm));
             x.attach(p, &Options::default());
             far.push(f);
         }
         (x, far)
     }
 
-    fn upstream(f: &mut SessionPipes, frame: &'static [u8]) {
+    /// A peer sends a frame; the socket learns which peer woke it, as it would.
+    fn upstream(x: &mut Xpub, f: &mut SessionPipes, frame: &'static [u8]) {
         f.to_socket
             .try_write(Bytes::from_static(frame), false)
             .unwrap();
         f.to_socket.flush();
+        WAKES.with(|w| w.deliver_to(x));
     }
 
     fn drain(f: &mut SessionPipes) -> Vec<Bytes> {
@@ -448,13 +446,13 @@ mod tests {
     #[test]
     fn filters_by_prefix_per_peer() {
         let (mut x, mut far) = xpub_with(2, 0, Role::Pub);
-        upstream(&mut far[0], b"\x01A");
-        upstream(&mut far[1], b"\x01");
+        upstream(&mut x, &mut far[0], b"\x01A");
+        upstream(&mut x, &mut far[1], b"\x01");
         send(&mut x, b"Apple");
         send(&mut x, b"Banana");
         assert_eq!(drain(&mut far[0]), vec![Bytes::from_static(b"Apple")]);
         assert_eq!(drain(&mut far[1]).len(), 2);
-        upstream(&mut far[0], b"\x00A");
+        upstream(&mut x, &mut far[0], b"\x00A");
         send(&mut x, b"Avocado");
         assert!(drain(&mut far[0]).is_empty());
         assert_eq!(x.recv(), Err(Error::NotSup));
@@ -463,9 +461,9 @@ mod tests {
     #[test]
     fn duplicate_subscriptions_from_one_peer_are_a_set() {
         let (mut x, mut far) = xpub_with(1, 0, Role::Xpub);
-        upstream(&mut far[0], b"\x01A");
-        upstream(&mut far[0], b"\x01A");
-        upstream(&mut far[0], b"\x00A");
+        upstream(&mut x, &mut far[0], b"\x01A");
+        upstream(&mut x, &mut far[0], b"\x01A");
+        upstream(&mut x, &mut far[0], b"\x00A");
         let got: Vec<Bytes> = std::iter::from_fn(|| x.recv().ok())
             .map(|m| m.data)
             .collect();
@@ -485,7 +483,7 @@ mod tests {
             .unwrap();
         // One at a time: the socket reads its peers in turn.
         for (peer, frame) in [(0, b"\x01T"), (1, b"\x01T"), (0, b"\x00T")] {
-            upstream(&mut far[peer], frame);
+            upstream(&mut x, &mut far[peer], frame);
             x.process_inbound();
         }
         let got: Vec<Bytes> = std::iter::from_fn(|| x.recv().ok())
@@ -496,17 +494,17 @@ mod tests {
         x.set_option(ZMQ_XPUB_VERBOSER, &1i32.to_ne_bytes())
             .unwrap()
             .unwrap();
-        upstream(&mut far[0], b"\x01T");
-        upstream(&mut far[0], b"\x00T");
+        upstream(&mut x, &mut far[0], b"\x01T");
+        upstream(&mut x, &mut far[0], b"\x00T");
         assert_eq!(std::iter::from_fn(|| x.recv().ok()).count(), 2);
     }
 
     #[test]
     fn departing_peer_cancels_what_only_it_wanted() {
         let (mut x, mut far) = xpub_with(2, 0, Role::Xpub);
-        upstream(&mut far[0], b"\x01A");
-        upstream(&mut far[0], b"\x01B");
-        upstream(&mut far[1], b"\x01B");
+        upstream(&mut x, &mut far[0], b"\x01A");
+        upstream(&mut x, &mut far[0], b"\x01B");
+        upstream(&mut x, &mut far[1], b"\x01B");
         assert_eq!(std::iter::from_fn(|| x.recv().ok()).count(), 2);
         x.detach(0);
         let got: Vec<Bytes> = std::iter::from_fn(|| x.recv().ok())
@@ -518,7 +516,7 @@ mod tests {
     #[test]
     fn hwm_drops_whole_messages_and_nodrop_refuses() {
         let (mut x, mut far) = xpub_with(1, 2, Role::Pub);
-        upstream(&mut far[0], b"\x01");
+        upstream(&mut x, &mut far[0], b"\x01");
         for _ in 0..5 {
             x.send(Bytes::from_static(b"a"), true, &Options::default())
                 .unwrap();
@@ -544,7 +542,7 @@ mod tests {
         x.set_option(ZMQ_XPUB_MANUAL, &1i32.to_ne_bytes())
             .unwrap()
             .unwrap();
-        upstream(&mut far[1], b"\x01x");
+        upstream(&mut x, &mut far[1], b"\x01x");
         assert_eq!(x.recv().unwrap().as_slice(), b"\x01x");
         x.set_option(ZMQ_SUBSCRIBE, b"y").unwrap().unwrap();
         send(&mut x, b"x1");
@@ -555,15 +553,14 @@ mod tests {
 
     #[test]
     fn welcome_and_invert() {
-        let sig = Arc::new(Signaler::new().unwrap());
         let mut x = Xpub::new(Role::Xpub);
         x.set_option(ZMQ_XPUB_WELCOME_MSG, b"hi").unwrap().unwrap();
         x.set_option(ZMQ_INVERT_MATCHING, &1i32.to_ne_bytes())
             .unwrap()
             .unwrap();
-        let (p, mut f) = pipe_pair(9, sig, 0, 0);
+        let (p, mut f) = WAKES.with(|w| w.pipes(9, 0, 0));
         x.attach(p, &Options::default());
-        upstream(&mut f, b"\x01A");
+        upstream(&mut x, &mut f, b"\x01A");
         send(&mut x, b"A1");
         send(&mut x, b"B1");
         assert_eq!(
@@ -585,6 +582,7 @@ mod tests {
             .try_write(Bytes::from_static(b"world"), false)
             .unwrap();
         far[0].to_socket.flush();
+        WAKES.with(|w| w.deliver_to(&mut x));
         assert!(x.has_in());
         assert!(x.recv().unwrap().more);
         assert!(!x.recv().unwrap().more);

@@ -26,7 +26,8 @@ use crate::error::{Error, Result};
 use crate::msg::Msg;
 use crate::option::{int_value, Options, ZMQ_INVERT_MATCHING, ZMQ_SUBSCRIBE, ZMQ_UNSUBSCRIBE};
 use crate::pattern::fq::FairQueue;
-use crate::pattern::{remove, Pattern, SendResult};
+use crate::pattern::peer_set::PeerSet;
+use crate::pattern::{Pattern, SendResult};
 use crate::peer::{Peer, PipeId};
 
 /// SUB subscribes through options and filters; XSUB sends subscriptions as messages.
@@ -52,7 +53,7 @@ enum Outgoing {
 
 pub(crate) struct Xsub {
     role: Role,
-    peers: Vec<Peer>,
+    peers: PeerSet,
     connected: HashSet<PipeId>,
     subscriptions: SubscriptionTrie,
     fq: FairQueue,
@@ -84,7 +85,7 @@ impl Xsub {
     pub(crate) fn new(role: Role) -> Xsub {
         Xsub {
             role,
-            peers: Vec::new(),
+            peers: PeerSet::default(),
             connected: HashSet::new(),
             subscriptions: SubscriptionTrie::new(),
             fq: FairQueue::default(),
@@ -103,7 +104,7 @@ impl Xsub {
     fn next_frame(&mut self) -> Option<Msg> {
         loop {
             let r = self.fq.recv(&mut self.peers, |_| true)?;
-            let metadata = self.peers.get(r.index).and_then(|p| p.metadata.clone());
+            let metadata = self.peers[r.index].metadata.clone();
             if self.more_in || self.accepts(&r.frame) {
                 self.more_in = r.more;
                 return Some(Msg {
@@ -126,7 +127,7 @@ impl Xsub {
     /// Writes one frame to the peers `outgoing` names.
     fn distribute(&mut self, frame: Bytes, more: bool) {
         let only_connected = self.outgoing == Outgoing::Connected;
-        for p in &mut self.peers {
+        for p in self.peers.iter_mut() {
             if only_connected && !self.connected.contains(&p.id) {
                 continue;
             }
@@ -172,7 +173,7 @@ impl Pattern for Xsub {
     /// The handshake with this peer completed (first connection or reconnection): send it
     /// every subscription, as libzmq's `xattach_pipe` / `xhiccuped`.
     fn identify(&mut self, id: PipeId, metadata: Arc<Metadata>, _: &Options) {
-        let Some(p) = self.peers.iter_mut().find(|p| p.id == id) else {
+        let Some(p) = self.peers.get_mut(id) else {
             return;
         };
         p.metadata = Some(metadata);
@@ -184,8 +185,12 @@ impl Pattern for Xsub {
     }
 
     fn detach(&mut self, id: PipeId) {
-        remove(&mut self.peers, id);
+        self.peers.remove(id);
         self.connected.remove(&id);
+    }
+
+    fn activate(&mut self, id: PipeId) {
+        self.peers.activate(id);
     }
 
     fn send(&mut self, frame: Bytes, more: bool, _: &Options) -> SendResult {
@@ -230,14 +235,17 @@ impl Pattern for Xsub {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::peer::{pipe_pair, SessionPipes};
-    use crate::signaler::Signaler;
+    use crate::pattern::peer_set::testing::Wakes;
+    use crate::peer::SessionPipes;
     use ferromq_pipe::Read;
 
+    thread_local! {
+        static WAKES: Wakes = Wakes::new();
+    }
+
     fn with_peer(role: Role, identify: bool) -> (Xsub, SessionPipes) {
-        let sig = Arc::new(Signaler::new().unwrap());
         let mut x = Xsub::new(role);
-        let (p, f) = pipe_pair(1, sig, 0, 0);
+        let (p, f) = WAKES.with(|w| w.pipes(1, 0, 0));
         x.attach(p, &Options::default());
         if identify {
             x.identify(1, Arc::new(Metadata::new()), &Options::default());
@@ -253,13 +261,15 @@ mod tests {
         out
     }
 
-    fn publish(f: &mut SessionPipes, frames: &[&'static [u8]]) {
+    /// The peer sends a message; the socket learns which peer woke it, as it would.
+    fn publish(x: &mut Xsub, f: &mut SessionPipes, frames: &[&'static [u8]]) {
         for (i, fr) in frames.iter().enumerate() {
             f.to_socket
                 .try_write(Bytes::from_static(fr), i + 1 < frames.len())
                 .unwrap();
         }
         f.to_socket.flush();
+        WAKES.with(|w| w.deliver_to(x));
     }
 
     fn sub(x: &mut Xsub, topic: &[u8]) {
@@ -299,8 +309,8 @@ mod tests {
     fn sub_filters_whole_messages_and_inverts() {
         let (mut x, mut f) = with_peer(Role::Sub, true);
         sub(&mut x, b"A");
-        publish(&mut f, &[b"B", b"tail"]);
-        publish(&mut f, &[b"A1", b"tail"]);
+        publish(&mut x, &mut f, &[b"B", b"tail"]);
+        publish(&mut x, &mut f, &[b"A1", b"tail"]);
         assert!(x.has_in());
         assert_eq!(x.recv().unwrap().as_slice(), b"A1");
         assert_eq!(x.recv().unwrap().as_slice(), b"tail");
@@ -308,8 +318,8 @@ mod tests {
         x.set_option(ZMQ_INVERT_MATCHING, &1i32.to_ne_bytes())
             .unwrap()
             .unwrap();
-        publish(&mut f, &[b"A2"]);
-        publish(&mut f, &[b"B2"]);
+        publish(&mut x, &mut f, &[b"A2"]);
+        publish(&mut x, &mut f, &[b"B2"]);
         assert_eq!(x.recv().unwrap().as_slice(), b"B2");
         assert_eq!(
             x.send(Bytes::new(), false, &Options::default())
@@ -333,7 +343,7 @@ mod tests {
             drain(&mut f),
             vec![Bytes::from_static(b"\x01A"), Bytes::from_static(b"up")]
         );
-        publish(&mut f, &[b"B"]);
+        publish(&mut x, &mut f, &[b"B"]);
         assert_eq!(x.recv().unwrap().as_slice(), b"B");
     }
 }

@@ -1,0 +1,380 @@
+//! A socket's peers and the two round-robin sets the patterns work over, so that the cost of
+//! one message does not grow with the number of peers (libzmq's fq.cpp and lb.cpp).
+//!
+//! ```text
+//!   peers:    [ p0 p1 p2 p3 p4 ]        dense; removal swaps the last peer into the hole
+//!   slot_of:  id -> slot                 O(1) lookup by pipe id
+//!   readers:  [ 3 0 ]  cursor -> 3       slots that may have a message
+//!   writers:  [ 1 4 2 ] cursor -> 4      slots that may have room
+//! ```
+//!
+//! A peer leaves `readers` when a read finds its pipe empty (the pipe then wakes the socket on
+//! its next flush) and `writers` when its pipe refuses a write (the pipe wakes the socket once
+//! it has room again); the wake-up names the peer (`crate::ready`) and [`PeerSet::activate`]
+//! puts it back. Leaving a set swaps the set's last member into the hole, and the cursor
+//! follows the member whose turn it is, as libzmq's `_pipes.swap (_current, _active)`.
+
+use std::collections::HashMap;
+use std::ops::{Index, IndexMut};
+
+use bytes::Bytes;
+
+use crate::peer::{Peer, PipeId};
+
+use super::id_hash::IdHashState;
+
+const NONE: usize = usize::MAX;
+
+/// Routing id -> the pipe of the peer holding it (ROUTER, STREAM). Mapping to the pipe id, not
+/// the slot, keeps the map right when slots move.
+pub(crate) type RoutingIds = HashMap<Bytes, PipeId, IdHashState>;
+
+/// Removes `rid` from the map if the peer `id` holds it.
+pub(crate) fn unmap(by_id: &mut RoutingIds, id: PipeId, rid: &Bytes) {
+    if by_id.get(rid) == Some(&id) {
+        by_id.remove(rid);
+    }
+}
+
+/// Slots taking part in one direction's round robin.
+#[derive(Debug, Default)]
+pub(crate) struct Active {
+    /// Member slots in turn order.
+    members: Vec<usize>,
+    /// Per slot: its position in `members`, or `NONE`.
+    position: Vec<usize>,
+    /// Position in `members` of the member whose turn it is.
+    cursor: usize,
+}
+
+impl Active {
+    /// The slot whose turn it is.
+    #[inline]
+    pub(crate) fn current(&self) -> Option<usize> {
+        self.members.get(self.cursor).copied()
+    }
+
+    /// The turn passes to the next member.
+    #[inline]
+    pub(crate) fn advance(&mut self) {
+        self.cursor += 1;
+        if self.cursor >= self.members.len() {
+            self.cursor = 0;
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn contains(&self, slot: usize) -> bool {
+        self.position.get(slot).is_some_and(|&p| p != NONE)
+    }
+
+    /// Adds a slot at the end of the turn order (no-op for a member).
+    pub(crate) fn insert(&mut self, slot: usize) {
+        if self.position[slot] == NONE {
+            self.position[slot] = self.members.len();
+            self.members.push(slot);
+        }
+    }
+
+    /// Takes a slot out of the turn order in O(1) (no-op for a non-member).
+    pub(crate) fn remove(&mut self, slot: usize) {
+        let at = self.position[slot];
+        if at == NONE {
+            return;
+        }
+        let last = self.members.len() - 1;
+        self.members.swap_remove(at);
+        self.position[slot] = NONE;
+        if at < last {
+            self.position[self.members[at]] = at;
+        }
+        if self.cursor == last {
+            // The member whose turn it was moved into the hole.
+            self.cursor = at;
+        }
+        if self.cursor >= self.members.len() {
+            self.cursor = 0;
+        }
+    }
+
+    fn add_slot(&mut self) {
+        self.position.push(NONE);
+    }
+
+    /// The last slot moved to `to` (whose own entry already left): relabel it.
+    fn relabel_last(&mut self, to: usize) {
+        let from = self.position.len() - 1;
+        if from != to {
+            let at = self.position[from];
+            if at != NONE {
+                self.members[at] = to;
+            }
+            self.position[to] = at;
+        }
+        self.position.pop();
+    }
+}
+
+/// The peers of one socket.
+#[derive(Debug)]
+pub(crate) struct PeerSet {
+    peers: Vec<Peer>,
+    slot_of: HashMap<PipeId, usize, IdHashState>,
+    /// Peers that may have a message (the fair queue's set).
+    pub(crate) readers: Active,
+    /// Peers that may have room (the load balancer's set).
+    pub(crate) writers: Active,
+    /// (pipe, routing id) of identified peers removed because their far end closed, for the
+    /// owner's routing-id map (ROUTER, STREAM); drained with [`PeerSet::take_departed`].
+    departed: Vec<(PipeId, Bytes)>,
+}
+
+impl Default for PeerSet {
+    fn default() -> PeerSet {
+        PeerSet {
+            peers: Vec::new(),
+            slot_of: HashMap::with_hasher(IdHashState::new()),
+            readers: Active::default(),
+            writers: Active::default(),
+            departed: Vec::new(),
+        }
+    }
+}
+
+impl PeerSet {
+    pub(crate) fn len(&self) -> usize {
+        self.peers.len()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.peers.is_empty()
+    }
+
+    pub(crate) fn iter(&self) -> std::slice::Iter<'_, Peer> {
+        self.peers.iter()
+    }
+
+    pub(crate) fn iter_mut(&mut self) -> std::slice::IterMut<'_, Peer> {
+        self.peers.iter_mut()
+    }
+
+    /// Adds a peer, ready both ways; its slot.
+    pub(crate) fn push(&mut self, peer: Peer) -> usize {
+        let slot = self.peers.len();
+        self.slot_of.insert(peer.id, slot);
+        self.peers.push(peer);
+        self.readers.add_slot();
+        self.writers.add_slot();
+        self.readers.insert(slot);
+        self.writers.insert(slot);
+        slot
+    }
+
+    #[inline]
+    pub(crate) fn slot(&self, id: PipeId) -> Option<usize> {
+        self.slot_of.get(&id).copied()
+    }
+
+    pub(crate) fn get(&self, id: PipeId) -> Option<&Peer> {
+        self.slot(id).map(|s| &self.peers[s])
+    }
+
+    pub(crate) fn get_mut(&mut self, id: PipeId) -> Option<&mut Peer> {
+        self.slot(id).map(|s| &mut self.peers[s])
+    }
+
+    /// A wake-up named this peer: it may have a message and room again.
+    pub(crate) fn activate(&mut self, id: PipeId) {
+        if let Some(slot) = self.slot(id) {
+            self.readers.insert(slot);
+            self.writers.insert(slot);
+        }
+    }
+
+    /// The peer may be read again (it became eligible: a ROUTER peer got its routing id).
+    pub(crate) fn activate_reader(&mut self, id: PipeId) {
+        if let Some(slot) = self.slot(id) {
+            self.readers.insert(slot);
+        }
+    }
+
+    /// Removes a peer in O(1); dropping it closes its pipes.
+    pub(crate) fn remove(&mut self, id: PipeId) -> Option<Peer> {
+        let slot = self.slot(id)?;
+        Some(self.remove_slot(slot))
+    }
+
+    /// Removes the peer at `slot`: the last peer moves into it.
+    pub(crate) fn remove_slot(&mut self, slot: usize) -> Peer {
+        self.readers.remove(slot);
+        self.writers.remove(slot);
+        self.readers.relabel_last(slot);
+        self.writers.relabel_last(slot);
+        let gone = self.peers.swap_remove(slot);
+        self.slot_of.remove(&gone.id);
+        if let Some(moved) = self.peers.get(slot) {
+            self.slot_of.insert(moved.id, slot);
+        }
+        gone
+    }
+
+    /// Removes a peer whose far end closed, keeping its routing id for the owner's map.
+    pub(crate) fn remove_closed(&mut self, slot: usize) {
+        let gone = self.remove_slot(slot);
+        if let Some(rid) = gone.routing_id.clone() {
+            self.departed.push((gone.id, rid));
+        }
+    }
+
+    /// Drops from `by_id` the routing ids of peers removed by [`PeerSet::remove_closed`].
+    pub(crate) fn forget_departed(&mut self, by_id: &mut RoutingIds) {
+        for (id, rid) in self.departed.drain(..) {
+            unmap(by_id, id, &rid);
+        }
+    }
+}
+
+impl Index<usize> for PeerSet {
+    type Output = Peer;
+
+    #[inline]
+    fn index(&self, slot: usize) -> &Peer {
+        &self.peers[slot]
+    }
+}
+
+impl IndexMut<usize> for PeerSet {
+    #[inline]
+    fn index_mut(&mut self, slot: usize) -> &mut Peer {
+        &mut self.peers[slot]
+    }
+}
+
+/// Pipes wired to a ready list as a socket's are, for the patterns' unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::sync::Arc;
+
+    use crate::pattern::Pattern;
+    use crate::peer::{pipe_pair, Peer, PipeId, SessionPipes};
+    use crate::ready::{PeerWake, ReadyList};
+    use crate::signaler::Signaler;
+
+    use super::PeerSet;
+
+    #[derive(Debug)]
+    pub(crate) struct Wakes {
+        ready: Arc<ReadyList>,
+        signal: Arc<Signaler>,
+    }
+
+    impl Wakes {
+        pub(crate) fn new() -> Wakes {
+            Wakes {
+                ready: ReadyList::new(),
+                signal: Arc::new(Signaler::new().unwrap()),
+            }
+        }
+
+        /// A peer's pipes whose socket-side wake-ups note `id`.
+        pub(crate) fn pipes(
+            &self,
+            id: PipeId,
+            out_hwm: usize,
+            in_hwm: usize,
+        ) -> (Peer, SessionPipes) {
+            let wake = PeerWake::new(id, Arc::clone(&self.ready), Arc::clone(&self.signal));
+            pipe_pair(id, wake, out_hwm, in_hwm)
+        }
+
+        /// What the socket does before each call: activate the peers that woke it.
+        pub(crate) fn deliver(&self, set: &mut PeerSet) {
+            let mut ids = Vec::new();
+            self.ready.take(&mut ids);
+            for id in ids {
+                set.activate(id);
+            }
+        }
+
+        pub(crate) fn deliver_to(&self, pattern: &mut dyn Pattern) {
+            let mut ids = Vec::new();
+            self.ready.take(&mut ids);
+            for id in ids {
+                pattern.activate(id);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::Wakes;
+    use super::*;
+    use proptest::prelude::*;
+
+    fn check(set: &PeerSet) {
+        assert_eq!(set.slot_of.len(), set.peers.len());
+        for (slot, p) in set.peers.iter().enumerate() {
+            assert_eq!(set.slot_of[&p.id], slot);
+        }
+        for active in [&set.readers, &set.writers] {
+            assert_eq!(active.position.len(), set.peers.len());
+            for (at, &slot) in active.members.iter().enumerate() {
+                assert_eq!(active.position[slot], at);
+            }
+            let listed = active.position.iter().filter(|&&p| p != NONE).count();
+            assert_eq!(listed, active.members.len());
+            assert!(active.cursor < active.members.len().max(1));
+        }
+    }
+
+    proptest! {
+        /// Random pushes, removals, deactivations and activations keep every index right.
+        #[test]
+        fn indices_stay_consistent(ops in proptest::collection::vec((0u8..5, 0u64..12), 0..200)) {
+            let wakes = Wakes::new();
+            let mut set = PeerSet::default();
+            let mut far = Vec::new();
+            let mut next = 0;
+            for (op, k) in ops {
+                let ids: Vec<PipeId> = set.iter().map(|p| p.id).collect();
+                let pick = (!ids.is_empty()).then(|| ids[k as usize % ids.len()]);
+                match (op, pick) {
+                    (0, _) => {
+                        let (p, f) = wakes.pipes(next, 0, 0);
+                        next += 1;
+                        set.push(p);
+                        far.push(f);
+                    }
+                    (1, Some(id)) => {
+                        prop_assert_eq!(set.remove(id).map(|p| p.id), Some(id));
+                        prop_assert!(set.get(id).is_none());
+                    }
+                    (2, Some(id)) => {
+                        let s = set.slot(id).unwrap();
+                        set.readers.remove(s);
+                        prop_assert!(!set.readers.contains(s));
+                    }
+                    (3, Some(id)) => {
+                        let s = set.slot(id).unwrap();
+                        set.writers.remove(s);
+                        set.readers.advance();
+                    }
+                    (4, Some(id)) => {
+                        set.activate(id);
+                        let s = set.slot(id).unwrap();
+                        prop_assert!(set.readers.contains(s) && set.writers.contains(s));
+                    }
+                    _ => {}
+                }
+                check(&set);
+            }
+        }
+    }
+}
