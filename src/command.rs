@@ -87,6 +87,17 @@ impl Core {
         self.hwms.apply(self.options.sndhwm, self.options.rcvhwm);
     }
 
+    /// Hands the peers that woke the socket to the pattern (kept out of line: under load the
+    /// list is empty on almost every call).
+    #[inline(never)]
+    fn activate_woken(&mut self) {
+        if self.ready.take(&mut self.woken) {
+            for &id in &self.woken {
+                self.pattern.activate(id);
+            }
+        }
+    }
+
     /// Applies every queued command (libzmq's `process_commands`).
     fn apply_queued(&mut self) {
         while let Ok(cmd) = self.commands.try_recv() {
@@ -110,14 +121,12 @@ pub(crate) struct Shared {
 impl Shared {
     /// Locks the core for the socket's thread, applies what is queued and tells the pattern
     /// which peers woke the socket.
+    #[inline]
     pub(crate) fn lock(&self) -> MutexGuard<'_, Core> {
         let mut core = self.core.lock().unwrap_or_else(PoisonError::into_inner);
         self.take(&mut core);
-        let core_ref = &mut *core;
-        if core_ref.ready.take(&mut core_ref.woken) {
-            for &id in &core_ref.woken {
-                core_ref.pattern.activate(id);
-            }
+        if core.ready.any() {
+            core.activate_woken();
         }
         core
     }
@@ -130,6 +139,7 @@ impl Shared {
 
     /// Clears `pending` and applies the queue. The flag is cleared before the queue is
     /// read, so a command queued after the read sets it again.
+    #[inline]
     fn take(&self, core: &mut Core) {
         if self.pending.load(Ordering::Relaxed) {
             self.pending.store(false, Ordering::Relaxed);

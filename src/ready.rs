@@ -38,6 +38,12 @@ impl ReadyList {
         self.any.store(true, Ordering::SeqCst);
     }
 
+    /// Whether ids may be waiting (a hint: `take` decides).
+    #[inline]
+    pub(crate) fn any(&self) -> bool {
+        self.any.load(Ordering::SeqCst)
+    }
+
     /// Moves the noted ids into `out` (emptied first); false when there were none. A wake-up
     /// noted after this returns is seen by the next call: the waker notes the id before it
     /// writes the eventfd the socket waits on.

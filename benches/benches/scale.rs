@@ -29,6 +29,7 @@
 //!
 //! The full run writes docs/perf/scale.csv and the table between the `scale` markers of
 //! docs/performance.md; the quick run writes docs/perf/scale-quick.csv and prints the table.
+//! `--peers 1,1000` measures only those peer counts (and then writes nothing but stdout).
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -448,6 +449,18 @@ fn main() {
             inproc_ferromq_only: vec![10_000],
         }
     };
+    // `--peers 1,1000` keeps only those peer counts (a quick look at one region).
+    let mut cfg = cfg;
+    if let Some(list) = args
+        .iter()
+        .position(|a| a == "--peers")
+        .and_then(|i| args.get(i + 1))
+    {
+        let keep: Vec<usize> = list.split(',').filter_map(|n| n.parse().ok()).collect();
+        for ns in [&mut cfg.inproc, &mut cfg.tcp, &mut cfg.inproc_ferromq_only] {
+            ns.retain(|n| keep.contains(n));
+        }
+    }
     let started = Instant::now();
     let mut points = Vec::new();
     let mut failed = false;
@@ -473,6 +486,19 @@ fn main() {
             failed = true;
         }
     }
+    let table = table(&points);
+    println!("{table}");
+    if !args.iter().any(|a| a == "--peers") {
+        write_reports(quick, &points, &table);
+    }
+    eprintln!("scale: {:.1} s", started.elapsed().as_secs_f64());
+    if failed {
+        std::process::exit(1);
+    }
+}
+
+/// Writes the CSV (and, for a full run, the table in docs/performance.md).
+fn write_reports(quick: bool, points: &[Point], table: &str) {
     let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
     let name = if quick {
         "scale-quick.csv"
@@ -480,25 +506,19 @@ fn main() {
         "scale.csv"
     };
     let csv_path = docs.join("perf").join(name);
-    if let Err(e) = std::fs::write(&csv_path, csv(&points)) {
+    if let Err(e) = std::fs::write(&csv_path, csv(points)) {
         eprintln!("cannot write {}: {e}", csv_path.display());
     }
-    let table = table(&points);
-    println!("{table}");
     if !quick {
         let doc_path = docs.join("performance.md");
         match std::fs::read_to_string(&doc_path) {
             Ok(doc) => {
-                let doc = splice(&doc, "<!-- scale:begin -->", "<!-- scale:end -->", &table);
+                let doc = splice(&doc, "<!-- scale:begin -->", "<!-- scale:end -->", table);
                 if let Err(e) = std::fs::write(&doc_path, doc) {
                     eprintln!("cannot write {}: {e}", doc_path.display());
                 }
             }
             Err(e) => eprintln!("cannot read {}: {e}", doc_path.display()),
         }
-    }
-    eprintln!("scale: {:.1} s", started.elapsed().as_secs_f64());
-    if failed {
-        std::process::exit(1);
     }
 }

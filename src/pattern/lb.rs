@@ -11,10 +11,24 @@ use crate::peer::PipeId;
 
 #[derive(Debug, Default)]
 pub(crate) struct LoadBalancer {
-    /// The peer the current multipart message goes to (`None` between messages).
-    current: Option<PipeId>,
+    /// The slot and pipe the current multipart message goes to (`None` between messages).
+    current: Option<(usize, PipeId)>,
     /// The current message's peer vanished: swallow the rest of it.
     dropping: bool,
+}
+
+/// Takes the peer at `slot` out of the writers if its far end closed (out of the set with
+/// `drop_closed`); whether it did.
+fn skip_closed(peers: &mut PeerSet, slot: usize, drop_closed: bool) -> bool {
+    if !peers[slot].out.is_closed() {
+        return false;
+    }
+    if drop_closed {
+        peers.remove_slot(slot);
+    } else {
+        peers.writers.remove(slot);
+    }
+    true
 }
 
 /// The slot of the next writer with room, dropping full and closed peers from the writers on
@@ -24,17 +38,11 @@ pub(crate) struct LoadBalancer {
 pub(crate) fn next_writable(peers: &mut PeerSet, drop_closed: bool) -> Option<usize> {
     loop {
         let slot = peers.writers.current()?;
-        let out = &peers[slot].out;
-        if out.is_closed() {
-            if drop_closed {
-                peers.remove_slot(slot);
-            } else {
-                peers.writers.remove(slot);
-            }
+        if skip_closed(peers, slot, drop_closed) {
             continue;
         }
         // `can_write` false arms the pipe's wake-up.
-        if out.can_write() {
+        if peers[slot].out.can_write() {
             return Some(slot);
         }
         peers.writers.remove(slot);
@@ -55,8 +63,8 @@ impl LoadBalancer {
             self.dropping = more;
             return Ok(());
         }
-        if let Some(id) = self.current {
-            let Some(slot) = peers.slot(id) else {
+        if let Some((hint, id)) = self.current {
+            let Some(slot) = peers.find(hint, id) else {
                 self.current = None;
                 self.dropping = more;
                 return Ok(());
@@ -64,6 +72,7 @@ impl LoadBalancer {
             let p = &mut peers[slot];
             // Inside a message the pipe takes every frame.
             let _ = p.out.try_write(frame, more);
+            self.current = Some((slot, id));
             if !more {
                 p.out.flush();
                 self.current = None;
@@ -75,14 +84,19 @@ impl LoadBalancer {
         }
         let mut frame = frame;
         loop {
-            let Some(slot) = next_writable(peers, drop_closed) else {
+            // As libzmq's lb: try the write itself, no `can_write` first (a refusal arms the
+            // pipe's wake-up just the same, and the room check would read the reader's count).
+            let Some(slot) = peers.writers.current() else {
                 return Err((Error::Again, frame));
             };
+            if skip_closed(peers, slot, drop_closed) {
+                continue;
+            }
             let p = &mut peers[slot];
             match p.out.try_write(frame, more) {
                 Ok(()) => {
                     if more {
-                        self.current = Some(p.id);
+                        self.current = Some((slot, p.id));
                     } else {
                         p.out.flush();
                         peers.writers.advance();

@@ -14,6 +14,7 @@
 //! puts it back. Leaving a set swaps the set's last member into the hole, and the cursor
 //! follows the member whose turn it is, as libzmq's `_pipes.swap (_current, _active)`.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::ops::{Index, IndexMut};
 
@@ -25,13 +26,29 @@ use super::id_hash::IdHashState;
 
 const NONE: usize = usize::MAX;
 
-/// Routing id -> the pipe of the peer holding it (ROUTER, STREAM). Mapping to the pipe id, not
-/// the slot, keeps the map right when slots move.
-pub(crate) type RoutingIds = HashMap<Bytes, PipeId, IdHashState>;
+/// Routing id -> the peer holding it (ROUTER, STREAM).
+pub(crate) type RoutingIds = HashMap<Bytes, Route, IdHashState>;
+
+/// Where a routing id leads: the pipe id, which never changes, and the slot it was last
+/// found at, which saves the second lookup while no peer moved.
+#[derive(Debug)]
+pub(crate) struct Route {
+    pub(crate) id: PipeId,
+    slot: Cell<usize>,
+}
+
+impl Route {
+    pub(crate) fn new(id: PipeId) -> Route {
+        Route {
+            id,
+            slot: Cell::new(NONE),
+        }
+    }
+}
 
 /// Removes `rid` from the map if the peer `id` holds it.
 pub(crate) fn unmap(by_id: &mut RoutingIds, id: PipeId, rid: &Bytes) {
-    if by_id.get(rid) == Some(&id) {
+    if by_id.get(rid).is_some_and(|r| r.id == id) {
         by_id.remove(rid);
     }
 }
@@ -181,6 +198,23 @@ impl PeerSet {
         self.slot_of.get(&id).copied()
     }
 
+    /// The slot of the peer at `hint` if it is still the pipe `id`, else looked up.
+    #[inline]
+    pub(crate) fn find(&self, hint: usize, id: PipeId) -> Option<usize> {
+        match self.peers.get(hint) {
+            Some(p) if p.id == id => Some(hint),
+            _ => self.slot(id),
+        }
+    }
+
+    /// The slot a routing id leads to (remembered for next time).
+    #[inline]
+    pub(crate) fn route(&self, route: &Route) -> Option<usize> {
+        let slot = self.find(route.slot.get(), route.id)?;
+        route.slot.set(slot);
+        Some(slot)
+    }
+
     pub(crate) fn get(&self, id: PipeId) -> Option<&Peer> {
         self.slot(id).map(|s| &self.peers[s])
     }
@@ -233,7 +267,11 @@ impl PeerSet {
     }
 
     /// Drops from `by_id` the routing ids of peers removed by [`PeerSet::remove_closed`].
+    #[inline]
     pub(crate) fn forget_departed(&mut self, by_id: &mut RoutingIds) {
+        if self.departed.is_empty() {
+            return;
+        }
         for (id, rid) in self.departed.drain(..) {
             unmap(by_id, id, &rid);
         }

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::msg::Msg;
 use crate::option::Options;
 use crate::pattern::fq::FairQueue;
-use crate::pattern::peer_set::{unmap, PeerSet, RoutingIds};
+use crate::pattern::peer_set::{unmap, PeerSet, Route, RoutingIds};
 use crate::pattern::{Pattern, SendResult};
 use crate::peer::{Peer, PipeId};
 
@@ -30,9 +30,10 @@ use super::id_hash::IdHashState;
 enum Outbound {
     /// The next frame is a routing id.
     Idle,
-    /// The rest of the message goes to the pipe `id` (found by id for each frame: commands
-    /// processed between two frames may attach or detach peers and move slots).
-    To(PipeId),
+    /// The rest of the message goes to the pipe `id`, at `slot` when the message started
+    /// (commands processed between two frames may attach or detach peers and move slots, so
+    /// the slot is checked against the pipe before use).
+    To { slot: usize, id: PipeId },
     /// The rest of the message is discarded.
     Dropping,
 }
@@ -79,7 +80,7 @@ impl Router {
     /// Gives the peer `id` the routing id `rid`, applying ROUTER_HANDOVER; the peer becomes
     /// readable once it has one.
     fn assign(&mut self, id: PipeId, rid: Bytes, options: &Options) {
-        if let Some(&holder) = self.by_id.get(&rid) {
+        if let Some(holder) = self.by_id.get(&rid).map(|r| r.id) {
             if holder == id {
                 return;
             }
@@ -92,17 +93,15 @@ impl Router {
             if let Some(old) = self.peers.get_mut(holder) {
                 old.routing_id = Some(fresh.clone());
             }
-            self.by_id.insert(fresh, holder);
+            self.by_id.insert(fresh, Route::new(holder));
         }
         let Some(peer) = self.peers.get_mut(id) else {
             return;
         };
         if let Some(previous) = peer.routing_id.replace(rid.clone()) {
-            if self.by_id.get(&previous) == Some(&id) {
-                self.by_id.remove(&previous);
-            }
+            unmap(&mut self.by_id, id, &previous);
         }
-        self.by_id.insert(rid, id);
+        self.by_id.insert(rid, Route::new(id));
         self.peers.activate_reader(id);
     }
 
@@ -165,11 +164,14 @@ impl Pattern for Router {
                     // A lone routing id frame carries nothing: libzmq drops it.
                     return Ok(());
                 }
-                let target = self.by_id.get(&frame).and_then(|&id| self.peers.get(id));
+                let target = self.by_id.get(&frame).and_then(|r| {
+                    let slot = self.peers.route(r)?;
+                    Some((slot, &self.peers[slot]))
+                });
                 match target {
-                    Some(p) if !p.out.is_closed() => {
+                    Some((slot, p)) if !p.out.is_closed() => {
                         if p.out.can_write() {
-                            self.outbound = Outbound::To(p.id);
+                            self.outbound = Outbound::To { slot, id: p.id };
                         } else if options.router_mandatory {
                             return Err((Error::Again, frame));
                         } else {
@@ -183,13 +185,15 @@ impl Pattern for Router {
                 }
                 Ok(())
             }
-            Outbound::To(id) => {
-                match self.peers.get_mut(id) {
-                    Some(p) => {
+            Outbound::To { slot, id } => {
+                match self.peers.find(slot, id) {
+                    Some(at) => {
+                        let p = &mut self.peers[at];
                         let _ = p.out.try_write(frame, more);
                         if !more {
                             p.out.flush();
                         }
+                        self.outbound = Outbound::To { slot: at, id };
                     }
                     // The peer left mid-message: the rest is discarded.
                     None => self.outbound = Outbound::Dropping,
@@ -258,6 +262,7 @@ mod tests {
     use crate::pattern::peer_set::testing::Wakes;
     use crate::peer::SessionPipes;
     use ferromq_pipe::Read;
+    use std::collections::HashSet;
 
     thread_local! {
         static WAKES: Wakes = Wakes::new();
@@ -331,7 +336,7 @@ mod tests {
         o.router_handover = true;
         let _c = attach(&mut r, 3, &o);
         r.identify(3, meta(b"X"), &o);
-        assert_eq!(r.by_id[&Bytes::from_static(b"X")], 3);
+        assert_eq!(r.by_id[&Bytes::from_static(b"X")].id, 3);
         assert_eq!(r.peers.len(), 2);
         assert_map_matches_peers(&r);
     }
@@ -340,8 +345,11 @@ mod tests {
     fn assert_map_matches_peers(r: &Router) {
         let identified = r.peers.iter().filter(|p| p.routing_id.is_some()).count();
         assert_eq!(r.by_id.len(), identified);
-        for (rid, &id) in &r.by_id {
-            assert_eq!(r.peers.get(id).unwrap().routing_id.as_ref(), Some(rid));
+        for (rid, route) in &r.by_id {
+            assert_eq!(
+                r.peers.get(route.id).unwrap().routing_id.as_ref(),
+                Some(rid)
+            );
         }
     }
 
@@ -463,5 +471,114 @@ mod tests {
         r.send(Bytes::from_static(b"lost"), false, &o).unwrap();
         assert_eq!(r.outbound, Outbound::Idle);
         route_to(&mut r, &mut fars[1..], 2, &o);
+    }
+
+    mod churn {
+        use super::*;
+        use proptest::prelude::*;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Attach,
+            Send { peer: usize, count: usize },
+            Close { peer: usize },
+            Detach { peer: usize },
+            Recv { count: usize },
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                2 => Just(Op::Attach),
+                4 => (0usize..32, 1usize..5).prop_map(|(peer, count)| Op::Send { peer, count }),
+                1 => (0usize..32).prop_map(|peer| Op::Close { peer }),
+                1 => (0usize..32).prop_map(|peer| Op::Detach { peer }),
+                3 => (1usize..20).prop_map(|count| Op::Recv { count }),
+            ]
+        }
+
+        /// Receives one message: (routing id, body).
+        fn recv_one(r: &mut Router) -> Option<(Bytes, Bytes)> {
+            let id = r.recv().ok()?;
+            assert!(id.more);
+            let body = r.recv().unwrap();
+            assert!(!body.more);
+            Some((id.data, body.data))
+        }
+
+        proptest! {
+            /// Peers attach, send, close their far end or are detached while messages flow:
+            /// every message of a peer that was not detached arrives once and in order, and
+            /// once all is read no closed or detached peer is left in the peer set, the active
+            /// sets or the routing-id map.
+            #[test]
+            fn peers_coming_and_going_lose_nothing_and_leave_nothing(
+                ops in proptest::collection::vec(op(), 1..150),
+            ) {
+                let o = Options::default();
+                let mut r = Router::new();
+                // Open peers: (name index, far end); sent and read counts by name index.
+                let mut open: Vec<(u64, SessionPipes)> = Vec::new();
+                let mut detached: HashSet<u64> = HashSet::new();
+                let mut sent: Vec<usize> = Vec::new();
+                let mut read: Vec<usize> = Vec::new();
+                let on_recv = |(rid, body): (Bytes, Bytes), read: &mut Vec<usize>| {
+                    let i: usize = std::str::from_utf8(&rid[5..]).unwrap().parse().unwrap();
+                    assert_eq!(body, Bytes::from(format!("{i}:{}", read[i])), "order of peer {i}");
+                    read[i] += 1;
+                };
+                for op in ops {
+                    WAKES.with(|w| w.deliver_to(&mut r));
+                    match op {
+                        Op::Attach => {
+                            let i = sent.len() as u64;
+                            open.push(attach_named(&mut r, i, i, &o));
+                            sent.push(0);
+                            read.push(0);
+                        }
+                        Op::Send { peer, count } if !open.is_empty() => {
+                            let k = peer % open.len();
+                            let (i, far) = &mut open[k];
+                            for _ in 0..count {
+                                let body = format!("{i}:{}", sent[*i as usize]);
+                                far.to_socket.try_write(Bytes::from(body), false).unwrap();
+                                sent[*i as usize] += 1;
+                            }
+                            far.to_socket.flush();
+                        }
+                        Op::Close { peer } if !open.is_empty() => {
+                            open.swap_remove(peer % open.len());
+                        }
+                        Op::Detach { peer } if !open.is_empty() => {
+                            let (i, _far) = open.swap_remove(peer % open.len());
+                            r.detach(i);
+                            detached.insert(i);
+                        }
+                        Op::Recv { count } => {
+                            for _ in 0..count {
+                                match recv_one(&mut r) {
+                                    Some(m) => on_recv(m, &mut read),
+                                    None => break,
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                WAKES.with(|w| w.deliver_to(&mut r));
+                while let Some(m) = recv_one(&mut r) {
+                    on_recv(m, &mut read);
+                }
+                for (i, (&s, &got)) in sent.iter().zip(&read).enumerate() {
+                    if !detached.contains(&(i as u64)) {
+                        prop_assert_eq!(got, s, "peer {} lost messages", i);
+                    }
+                }
+                let alive: HashSet<u64> = open.iter().map(|(i, _)| *i).collect();
+                let present: HashSet<u64> = r.peers.iter().map(|p| p.id).collect();
+                prop_assert_eq!(&present, &alive);
+                prop_assert_eq!(r.by_id.len(), alive.len());
+                assert_map_matches_peers(&r);
+            }
+        }
     }
 }

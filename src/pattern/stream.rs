@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::msg::Msg;
 use crate::option::{self, Options};
 use crate::pattern::fq::FairQueue;
-use crate::pattern::peer_set::{unmap, PeerSet, RoutingIds};
+use crate::pattern::peer_set::{unmap, PeerSet, Route, RoutingIds};
 use crate::pattern::{Pattern, SendResult};
 use crate::peer::{Peer, PipeId};
 
@@ -103,7 +103,7 @@ impl Pattern for Stream {
             }
         };
         peer.routing_id = Some(rid.clone());
-        self.by_id.insert(rid, peer.id);
+        self.by_id.insert(rid, Route::new(peer.id));
         self.peers.push(peer);
     }
 
@@ -128,7 +128,11 @@ impl Pattern for Stream {
                     self.outbound = Outbound::Dropping;
                     return Ok(());
                 }
-                let Some(peer) = self.by_id.get(&frame).and_then(|&id| self.peers.get(id)) else {
+                let Some(peer) = self
+                    .by_id
+                    .get(&frame)
+                    .and_then(|r| Some(&self.peers[self.peers.route(r)?]))
+                else {
                     return Err((Error::HostUnreachable, frame));
                 };
                 if !peer.out.can_write() {
