@@ -85,6 +85,7 @@ impl Core {
     /// ZMQ_SNDHWM or ZMQ_RCVHWM changed: the peers already attached take the new values.
     pub(crate) fn apply_hwms(&mut self) {
         self.hwms.apply(self.options.sndhwm, self.options.rcvhwm);
+        self.pattern.hwm_changed();
     }
 
     /// Hands the peers that woke the socket to the pattern (kept out of line: under load the

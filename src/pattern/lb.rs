@@ -187,4 +187,19 @@ mod tests {
         assert!(lb.send(&mut p, Bytes::new(), false, true).is_err());
         assert!(p.is_empty());
     }
+
+    #[test]
+    fn a_raised_hwm_brings_full_peers_back() {
+        let (mut p, _far, _wakes) = peers(1, 1);
+        let mut lb = LoadBalancer::default();
+        lb.send(&mut p, Bytes::from_static(b"x"), false, false)
+            .unwrap();
+        let err = lb.send(&mut p, Bytes::from_static(b"y"), false, false);
+        assert_eq!(err.unwrap_err().0, Error::Again);
+        // ZMQ_SNDHWM raised after connect: the pipe has room but sends no wake-up.
+        p[0].hwms.out.as_ref().unwrap().set(3);
+        p.activate_all_writers();
+        lb.send(&mut p, Bytes::from_static(b"y"), false, false)
+            .unwrap();
+    }
 }

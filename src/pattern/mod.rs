@@ -46,6 +46,10 @@ pub(crate) trait Pattern: Send {
     /// The peer's pipes woke the socket (a message arrived in an empty pipe, a full one has
     /// room, or the far end closed): it takes part in the round robins again.
     fn activate(&mut self, id: PipeId);
+    /// The HWMs changed (ZMQ_SNDHWM after connect): a peer refused before may have room now
+    /// without its pipe saying so. Patterns that load-balance put every peer back among their
+    /// writers; the others never set a peer aside for being full.
+    fn hwm_changed(&mut self) {}
     /// Sends one frame; `more` says the message goes on.
     fn send(&mut self, frame: Bytes, more: bool, options: &Options) -> SendResult;
     /// Receives one frame, `Again` when none is ready.

@@ -231,6 +231,13 @@ impl PeerSet {
         }
     }
 
+    /// Every peer may have room again (its HWM grew).
+    pub(crate) fn activate_all_writers(&mut self) {
+        for slot in 0..self.peers.len() {
+            self.writers.insert(slot);
+        }
+    }
+
     /// The peer may be read again (it became eligible: a ROUTER peer got its routing id).
     pub(crate) fn activate_reader(&mut self, id: PipeId) {
         if let Some(slot) = self.slot(id) {

@@ -35,6 +35,10 @@ impl Pattern for Push {
         self.peers.activate(id);
     }
 
+    fn hwm_changed(&mut self) {
+        self.peers.activate_all_writers();
+    }
+
     fn send(&mut self, frame: Bytes, more: bool, _: &Options) -> SendResult {
         self.lb.send(&mut self.peers, frame, more, true)
     }

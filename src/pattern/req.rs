@@ -102,6 +102,10 @@ impl Pattern for Req {
         self.peers.activate(id);
     }
 
+    fn hwm_changed(&mut self) {
+        self.peers.activate_all_writers();
+    }
+
     fn send(&mut self, frame: Bytes, more: bool, _: &Options) -> SendResult {
         if self.receiving_reply {
             if self.strict {
