@@ -27,9 +27,10 @@
 //! cargo bench -p ferromq-benches --bench scale               # docs/perf/scale.csv + table
 //! ```
 //!
-//! The full run writes docs/perf/scale.csv and the table between the `scale` markers of
+//! The full run writes docs/perf/scale.csv, docs/perf/scale.svg and the table between the `scale` markers of
 //! docs/performance.md; the quick run writes docs/perf/scale-quick.csv and prints the table.
-//! `--peers 1,1000` measures only those peer counts (and then writes nothing but stdout).
+//! `--peers 1,1000` measures only those peer counts (and then writes nothing but stdout);
+//! `--plot` only redraws docs/perf/scale.svg from docs/perf/scale.csv.
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -434,6 +435,14 @@ fn table(points: &[Point]) -> String {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
+    if args.iter().any(|a| a == "--plot") {
+        let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
+        match std::fs::read_to_string(docs.join("perf/scale.csv")) {
+            Ok(text) => plot(&read_csv(&text), &docs),
+            Err(e) => eprintln!("cannot read docs/perf/scale.csv: {e}"),
+        }
+        return;
+    }
     let cfg = if quick {
         Config {
             budget: Duration::from_millis(60),
@@ -510,6 +519,7 @@ fn write_reports(quick: bool, points: &[Point], table: &str) {
         eprintln!("cannot write {}: {e}", csv_path.display());
     }
     if !quick {
+        plot(points, &docs);
         let doc_path = docs.join("performance.md");
         match std::fs::read_to_string(&doc_path) {
             Ok(doc) => {
@@ -521,4 +531,47 @@ fn write_reports(quick: bool, points: &[Point], table: &str) {
             Err(e) => eprintln!("cannot read {}: {e}", doc_path.display()),
         }
     }
+}
+
+/// docs/perf/scale.svg from the points.
+fn plot(points: &[Point], docs: &std::path::Path) {
+    let series: Vec<(&str, String, usize, f64)> = points
+        .iter()
+        .map(|p| {
+            let label = format!("{} {}", p.library, p.transport.name());
+            (p.case, label, p.peers, p.ns_per_msg)
+        })
+        .collect();
+    let svg = docs.join("perf").join("scale.svg");
+    if let Err(e) = ferromq_benches::plot::scale_svg(&series, &svg) {
+        eprintln!("cannot write {}: {e}", svg.display());
+    }
+}
+
+/// The points of a CSV written by [`csv`] (`--plot` redraws the SVG from docs/perf/scale.csv).
+fn read_csv(text: &str) -> Vec<Point> {
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split(',').collect();
+            let name = *f.first()?;
+            let case = CASES.into_iter().find(|c| *c == name)?;
+            let transport = match *f.get(1)? {
+                "inproc" => Transport::Inproc,
+                "tcp" => Transport::Tcp,
+                _ => return None,
+            };
+            let lib = *f.get(3)?;
+            let library = [Ferromq::NAME, Libzmq::NAME]
+                .into_iter()
+                .find(|l| *l == lib)?;
+            Some(Point {
+                case,
+                transport,
+                peers: f.get(2)?.parse().ok()?,
+                library,
+                ns_per_msg: f.get(4)?.parse().ok()?,
+            })
+        })
+        .collect()
 }
