@@ -6,7 +6,7 @@
 //! was empty, so a burst of wake-ups costs one syscall. Tokens are never reused, so a late
 //! wake-up for a finished engine finds nothing and is ignored.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use ferromq_pipe::Notify;
 use mio::{Events, Interest, Poll, Token, Waker};
 
+use crate::deadlines::Deadlines;
 use crate::engine::{Engine, Step};
 use crate::recv_buffers::RecvBuffers;
 
@@ -138,11 +139,11 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
     let mut adopt = Vec::new();
     // The engines being run from `hot.again`.
     let mut turn = Vec::new();
+    let mut due = Vec::new();
     loop {
         let timeout = if hot.again.is_empty() {
             hot.deadlines
-                .values()
-                .min()
+                .next()
                 .map(|d| d.saturating_duration_since(Instant::now()))
         } else {
             Some(Duration::ZERO)
@@ -200,19 +201,13 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
             hot.drive(&poll, token);
         }
         std::mem::swap(&mut hot.again, &mut turn);
+        hot.queued.clear();
         for token in turn.drain(..) {
             hot.drive(&poll, token);
         }
         if !hot.deadlines.is_empty() {
-            let now = Instant::now();
-            let due: Vec<usize> = hot
-                .deadlines
-                .iter()
-                .filter(|(_, d)| **d <= now)
-                .map(|(t, _)| *t)
-                .collect();
-            for token in due {
-                hot.deadlines.remove(&token);
+            hot.deadlines.take_due(Instant::now(), &mut due);
+            for token in due.drain(..) {
                 hot.drive(&poll, token);
             }
         }
@@ -225,9 +220,11 @@ struct Engines {
     engines: HashMap<usize, Engine>,
     /// When each engine that asked for it runs again: heartbeats, linger. Empty on the hot
     /// path of connections without either.
-    deadlines: HashMap<usize, Instant>,
+    deadlines: Deadlines,
     /// Engines that ended their turn with work left.
     again: Vec<usize>,
+    /// The tokens in `again`, so queueing one is O(1) however many engines are busy.
+    queued: HashSet<usize>,
     spares: RecvBuffers,
 }
 
@@ -240,19 +237,19 @@ impl Engines {
         match engine.run(&mut self.spares) {
             Step::Idle => {
                 if !self.deadlines.is_empty() {
-                    self.deadlines.remove(&token);
+                    self.deadlines.remove(token);
                 }
             }
             Step::Until(deadline) => {
-                self.deadlines.insert(token, deadline);
+                self.deadlines.set(token, deadline);
             }
             Step::Again => {
-                if !self.again.contains(&token) {
+                if self.queued.insert(token) {
                     self.again.push(token);
                 }
             }
             Step::Done => {
-                self.deadlines.remove(&token);
+                self.deadlines.remove(token);
                 if let Some(mut engine) = self.engines.remove(&token) {
                     let _ = poll.registry().deregister(&mut engine.stream);
                     engine.finish();

@@ -52,6 +52,7 @@ mod connecter;
 mod connection;
 pub mod connection_props;
 mod context;
+mod deadlines;
 mod endpoint;
 mod engine;
 mod error;
