@@ -30,7 +30,8 @@
 //! The full run writes docs/perf/scale.csv, docs/perf/scale.svg and the table between the `scale` markers of
 //! docs/performance.md; the quick run writes docs/perf/scale-quick.csv and prints the table.
 //! `--peers 1,1000` measures only those peer counts (and then writes nothing but stdout);
-//! `--plot` only redraws docs/perf/scale.svg from docs/perf/scale.csv.
+//! `--plot` only redraws docs/perf/scale.svg from docs/perf/scale.csv; `--heartbeat MS` sets
+//! ZMQ_HEARTBEAT_IVL on every socket (and writes nothing but stdout).
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -75,6 +76,9 @@ struct Config {
     tcp: Vec<usize>,
     /// ferromq-only peer counts on inproc.
     inproc_ferromq_only: Vec<usize>,
+    /// ZMQ_HEARTBEAT_IVL on every socket (`--heartbeat MS`): every tcp connection then has a
+    /// clock on its I/O thread, which shows whether an event's cost grows with their number.
+    heartbeat: Option<i32>,
 }
 
 struct Point {
@@ -85,16 +89,26 @@ struct Point {
     ns_per_msg: f64,
 }
 
+/// A socket with the run's options (HWM 0, the heartbeat if asked for).
+fn make<B: Backend>(ctx: &B, kind: Kind, cfg: &Config) -> BenchResult<B::Socket> {
+    let mut socket = ctx.socket(kind, 0)?;
+    if let Some(ivl) = cfg.heartbeat {
+        B::set_heartbeat(&mut socket, ivl)?;
+    }
+    Ok(socket)
+}
+
 /// A new context and the server socket of a case, bound; the endpoint its peers connect to.
 /// The caller drops the sockets before the context (libzmq's context waits for them).
 fn bound<B: Backend>(
+    cfg: &Config,
     kind: Kind,
     transport: Transport,
     tag: &str,
     peers: usize,
 ) -> BenchResult<(B, B::Socket, String)> {
     let ctx = B::new()?;
-    let mut socket = ctx.socket(kind, 0)?;
+    let mut socket = make::<B>(&ctx, kind, cfg)?;
     let endpoint = match transport {
         Transport::Inproc => format!(
             "inproc://scale-{}-{tag}-{peers}-{}",
@@ -162,11 +176,11 @@ fn pull_fan_in<B: Backend>(
     peers: usize,
     out: &mut Vec<Point>,
 ) -> BenchResult<()> {
-    let (ctx, mut pull, ep) = bound::<B>(Kind::Pull, transport, "pull", peers)?;
+    let (ctx, mut pull, ep) = bound::<B>(cfg, Kind::Pull, transport, "pull", peers)?;
     let mut pushes = Vec::with_capacity(peers);
     for chunk in chunks(peers) {
         for _ in chunk.clone() {
-            let mut p = ctx.socket(Kind::Push, 0)?;
+            let mut p = make::<B>(&ctx, Kind::Push, cfg)?;
             B::connect(&mut p, &ep)?;
             B::send(&mut p, &BODY, false)?;
             pushes.push(p);
@@ -196,7 +210,7 @@ fn router_cases<B: Backend>(
     peers: usize,
     out: &mut Vec<Point>,
 ) -> BenchResult<()> {
-    let (ctx, mut router, ep) = bound::<B>(Kind::Router, transport, "router", peers)?;
+    let (ctx, mut router, ep) = bound::<B>(cfg, Kind::Router, transport, "router", peers)?;
     B::set_router_mandatory(&mut router)?;
     let ids: Vec<Vec<u8>> = (0..peers)
         .map(|i| format!("peer-{i:05}").into_bytes())
@@ -204,7 +218,7 @@ fn router_cases<B: Backend>(
     let mut dealers = Vec::with_capacity(peers);
     for chunk in chunks(peers) {
         for id in &ids[chunk.clone()] {
-            let mut d = ctx.socket(Kind::Dealer, 0)?;
+            let mut d = make::<B>(&ctx, Kind::Dealer, cfg)?;
             B::set_routing_id(&mut d, id)?;
             B::connect(&mut d, &ep)?;
             B::send(&mut d, &BODY, false)?;
@@ -268,11 +282,11 @@ fn pub_cases<B: Backend>(
     peers: usize,
     out: &mut Vec<Point>,
 ) -> BenchResult<()> {
-    let (ctx, mut publisher, ep) = bound::<B>(Kind::Pub, transport, "pub", peers)?;
+    let (ctx, mut publisher, ep) = bound::<B>(cfg, Kind::Pub, transport, "pub", peers)?;
     let mut subs = Vec::with_capacity(peers);
     for chunk in chunks(peers) {
         for i in chunk.clone() {
-            let mut s = ctx.socket(Kind::Sub, 0)?;
+            let mut s = make::<B>(&ctx, Kind::Sub, cfg)?;
             B::subscribe(&mut s, &topic(i))?;
             B::subscribe(&mut s, b"a")?;
             B::connect(&mut s, &ep)?;
@@ -449,6 +463,7 @@ fn main() {
             inproc: vec![1, 10, 100, 1000],
             tcp: vec![1, 100, 1000],
             inproc_ferromq_only: vec![],
+            heartbeat: None,
         }
     } else {
         Config {
@@ -456,6 +471,7 @@ fn main() {
             inproc: vec![1, 10, 100, 1000],
             tcp: vec![1, 100, 1000],
             inproc_ferromq_only: vec![10_000],
+            heartbeat: None,
         }
     };
     // `--peers 1,1000` keeps only those peer counts (a quick look at one region).
@@ -470,6 +486,10 @@ fn main() {
             ns.retain(|n| keep.contains(n));
         }
     }
+    cfg.heartbeat = args
+        .iter()
+        .position(|a| a == "--heartbeat")
+        .and_then(|i| args.get(i + 1)?.parse().ok());
     let started = Instant::now();
     let mut points = Vec::new();
     let mut failed = false;
@@ -497,7 +517,7 @@ fn main() {
     }
     let table = table(&points);
     println!("{table}");
-    if !args.iter().any(|a| a == "--peers") {
+    if !args.iter().any(|a| a == "--peers" || a == "--heartbeat") {
         write_reports(quick, &points, &table);
     }
     eprintln!("scale: {:.1} s", started.elapsed().as_secs_f64());

@@ -51,6 +51,8 @@ pub trait Backend: Send + Sync + Sized + 'static {
     fn set_router_mandatory(socket: &mut Self::Socket) -> BenchResult<()>;
     /// Subscribes a SUB socket to everything.
     fn subscribe_all(socket: &mut Self::Socket) -> BenchResult<()>;
+    /// Sets ZMQ_HEARTBEAT_IVL (ms) before connect or bind.
+    fn set_heartbeat(socket: &mut Self::Socket, ivl_ms: i32) -> BenchResult<()>;
     /// Subscribes a SUB socket to one prefix.
     fn subscribe(socket: &mut Self::Socket, prefix: &[u8]) -> BenchResult<()>;
     /// Binds and returns the resolved endpoint (ZMQ_LAST_ENDPOINT).

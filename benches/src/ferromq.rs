@@ -57,6 +57,10 @@ impl Backend for Ferromq {
         s.set_subscribe(b"").map_err(|e| err("subscribe", e))
     }
 
+    fn set_heartbeat(s: &mut Socket, ivl_ms: i32) -> BenchResult<()> {
+        s.set_heartbeat_ivl(ivl_ms).map_err(|e| err("heartbeat", e))
+    }
+
     fn subscribe(s: &mut Socket, prefix: &[u8]) -> BenchResult<()> {
         s.set_subscribe(prefix).map_err(|e| err("subscribe", e))
     }

@@ -66,6 +66,12 @@ impl Backend for Libzmq {
         s.socket.set_subscribe(b"").map_err(|e| err("subscribe", e))
     }
 
+    fn set_heartbeat(s: &mut LibzmqSocket, ivl_ms: i32) -> BenchResult<()> {
+        s.socket
+            .set_heartbeat_ivl(ivl_ms)
+            .map_err(|e| err("heartbeat", e))
+    }
+
     fn subscribe(s: &mut LibzmqSocket, prefix: &[u8]) -> BenchResult<()> {
         s.socket
             .set_subscribe(prefix)

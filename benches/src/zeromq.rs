@@ -175,6 +175,10 @@ impl Backend for Zeromq {
         Ok(())
     }
 
+    fn set_heartbeat(_s: &mut ZeromqSocket, _ivl_ms: i32) -> BenchResult<()> {
+        Err(err("heartbeat", "not used with zmq.rs"))
+    }
+
     fn subscribe(s: &mut ZeromqSocket, prefix: &[u8]) -> BenchResult<()> {
         if prefix.is_empty() {
             s.subscribe_all = true;
