@@ -1,5 +1,6 @@
 //! The C perf tools (`tests/c/perf`, libzmq's perf interface) build against ferromq and
-//! against real libzmq and run a small exchange over tcp with each, printing libzmq's lines.
+//! against real libzmq and run a small exchange over tcp (and inproc, in one process) with each,
+//! printing libzmq's lines.
 //! This checks the tools, not the speed: `ffi/perf/compare.sh` measures.
 
 use std::path::Path;
@@ -55,10 +56,42 @@ fn check_tools(dir: &Path) {
     let lat = run_pair(dir, "lat", "64", "500");
     assert!(lat.contains("roundtrip count: 500"), "{lat}");
     assert!(lat.contains("average latency:"), "{lat}");
+    for (kind, size, count, line) in [
+        ("thr", "65536", "2000", "message count: 2000"),
+        ("lat", "64", "500", "roundtrip count: 500"),
+    ] {
+        let out = run_one(dir, &format!("inproc_{kind}"), size, count);
+        assert!(out.contains(&format!("message size: {size} [B]")), "{out}");
+        assert!(out.contains(line), "{out}");
+        assert!(
+            out.contains("[msg/s]") || out.contains("average latency:"),
+            "{out}"
+        );
+    }
+}
+
+/// Runs a single-process tool (inproc_thr, inproc_lat); returns what it printed.
+fn run_one(dir: &Path, tool: &str, size: &str, count: &str) -> String {
+    let child = Command::new(dir.join(tool))
+        .args([size, count])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the tool");
+    let out = harness::wait_bounded(child, LIMIT);
+    assert!(out.status.success(), "{tool}: {}", harness::text(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn build(dir: &Path, scratch: &Path, ferromq: bool) {
-    for tool in ["local_thr", "remote_thr", "local_lat", "remote_lat"] {
+    for tool in [
+        "local_thr",
+        "remote_thr",
+        "local_lat",
+        "remote_lat",
+        "inproc_thr",
+        "inproc_lat",
+    ] {
         let source = harness::c_source(&format!("perf/{tool}.c"));
         let output = dir.join(tool);
         if ferromq {
