@@ -364,7 +364,7 @@ int zmq_has(const char *capability);
 // Initialises an empty message.
 int zmq_msg_init(zmq_msg_t *msg);
 
-// Initialises a message of `size` zero bytes, to be filled through `zmq_msg_data`.
+// Initialises a message of `size` bytes, unfilled (as libzmq's), to be written through
 int zmq_msg_init_size(zmq_msg_t *msg, size_t size);
 
 // Wraps the caller's buffer without copying. `ffn(data, hint)` is called exactly once, when the

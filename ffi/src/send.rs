@@ -1,17 +1,15 @@
 //! `zmq_send`, `zmq_send_const`, `zmq_msg_send`, `zmq_sendmsg`.
 //!
 //! `zmq_msg_send` hands the message's `Bytes` to the runtime without copying and leaves the
-//! `zmq_msg_t` empty, as libzmq does. On failure libzmq leaves the message untouched, but the
-//! runtime's `Socket::send` consumes its argument; so when a send can fail in a way a caller
-//! would retry (`ZMQ_DONTWAIT`, a send timeout, or a socket type whose send can be refused:
-//! ROUTER's EHOSTUNREACH, REQ/REP's EFSM, ...) the body is shared with the runtime (a reference
-//! count) and kept; a blocking send without timeout on PUSH, DEALER or PAIR can only fail with
-//! `ETERM`, and there the body moves.
+//! `zmq_msg_t` empty, as libzmq does. On failure libzmq leaves the message untouched: the body
+//! moves into `Socket::send`, which gives it back with the error, so a message is never shared
+//! with the runtime just in case (a clone of a `Bytes` made from a `Vec` allocates, once per
+//! message).
 
 use core::ffi::{c_int, c_void};
 
 use bytes::Bytes;
-use ferromq::{Msg, SendFlags, SocketType};
+use ferromq::{Msg, SendFlags};
 
 use crate::boundary::{guard, Errno};
 use crate::errno::EFAULT;
@@ -94,18 +92,8 @@ pub unsafe extern "C" fn zmq_send_const(
     })
 }
 
-/// Whether a failed send must leave the message intact for a retry (see the module docs).
-fn may_be_retried(handle: &SocketHandle, flags: SendFlags) -> bool {
-    flags.contains(SendFlags::DONTWAIT)
-        || handle.sndtimeo >= 0
-        || !matches!(
-            handle.socket.socket_type(),
-            SocketType::Push | SocketType::Dealer | SocketType::Pair
-        )
-}
-
 /// Sends the message (one frame; `ZMQ_SNDMORE` says more follow) and leaves `msg` empty;
-/// returns its size. On failure `msg` is unchanged except after `ETERM`.
+/// returns its size. On failure `msg` is unchanged.
 ///
 /// # Safety
 /// `msg` is NULL or points to a `zmq_msg_t`; `s` as for [`zmq_send`].
@@ -116,17 +104,13 @@ pub unsafe extern "C" fn zmq_msg_send(msg: *mut zmq_msg_t, s: *mut c_void, flags
         let mut handle = unsafe { socket_in_use(s) }?;
         // SAFETY: forwarded caller contract; the view ends before the slot is rewritten.
         let cell = unsafe { cell::get_mut(msg) }?;
-        let flags = flags_of(flags);
-        let body = if may_be_retried(&handle, flags) {
-            cell.body.clone()
-        } else {
-            core::mem::take(&mut cell.body)
-        };
+        let body = core::mem::take(&mut cell.body);
         let size = body.len();
-        handle
-            .socket
-            .send(Msg::new(body), flags)
-            .map_err(errno_of)?;
+        if let Err(refused) = handle.socket.send(Msg::new(body), flags_of(flags)) {
+            let errno = errno_of(refused.error());
+            cell.body = refused.into_message().data;
+            return Err(errno);
+        }
         cell.clear();
         Ok(clipped(size))
     })

@@ -32,8 +32,6 @@ static SOCKETS: Registry = Registry::new();
 #[repr(C)]
 pub struct SocketHandle {
     tag: u32,
-    /// ZMQ_SNDTIMEO as last set, so `zmq_msg_send` knows whether a send can time out.
-    pub sndtimeo: c_int,
     pub socket: Socket,
     ctx: Arc<CtxShared>,
     /// Calls that may block (send, receive, poll) inside this socket now. `zmq_close` refuses
@@ -165,7 +163,6 @@ pub unsafe extern "C" fn zmq_socket(ctx: *mut c_void, kind: c_int) -> *mut c_voi
         let socket = shared.open_socket(kind)?;
         let handle = Box::into_raw(Box::new(SocketHandle {
             tag: SOCKET_TAG,
-            sndtimeo: -1,
             socket,
             ctx: shared,
             in_use: AtomicUsize::new(0),

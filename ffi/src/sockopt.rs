@@ -7,7 +7,7 @@
 
 use core::ffi::{c_int, c_void};
 
-use ferromq::option::{Input, ZMQ_SNDTIMEO};
+use ferromq::option::Input;
 
 use crate::boundary::{guard, non_null, Errno};
 use crate::errno::EFAULT;
@@ -43,11 +43,6 @@ pub unsafe extern "C" fn zmq_setsockopt(
             .socket
             .set_option_input(option, input)
             .map_err(errno_of)?;
-        if option == ZMQ_SNDTIMEO {
-            if let Ok(bytes) = <[u8; 4]>::try_from(value) {
-                handle.sndtimeo = c_int::from_ne_bytes(bytes);
-            }
-        }
         Ok(0)
     })
 }

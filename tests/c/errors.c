@@ -196,6 +196,13 @@ static void test_eagain_efsm_ehostunreach_enotsup (void)
     CHECK (zmq_connect (req, "inproc://efsm") == 0);
     CHECK_ERR (zmq_recv (req, buf, sizeof buf, 0), EFSM); /* REQ must send first */
     CHECK_ERR (zmq_send (rep, "x", 1, 0), EFSM);          /* REP must receive first */
+    zmq_msg_t long_msg; /* a long message refused by the pattern comes back intact too */
+    zmq_msg_init_size (&long_msg, 100);
+    memset (zmq_msg_data (&long_msg), 'L', 100);
+    CHECK_ERR (zmq_msg_send (&long_msg, rep, 0), EFSM);
+    CHECK (zmq_msg_size (&long_msg) == 100);
+    CHECK (((char *) zmq_msg_data (&long_msg))[99] == 'L');
+    zmq_msg_close (&long_msg);
     CHECK (zmq_send (req, "q", 1, 0) == 1);
     CHECK_ERR (zmq_send (req, "q", 1, 0), EFSM); /* no second request before the reply */
 

@@ -30,7 +30,8 @@ pub unsafe extern "C" fn zmq_msg_init(msg: *mut zmq_msg_t) -> c_int {
     guard(|| unsafe { cell::put(msg, MsgCell::empty()) }.map(|()| 0))
 }
 
-/// Initialises a message of `size` zero bytes, to be filled through `zmq_msg_data`.
+/// Initialises a message of `size` bytes, unfilled (as libzmq's), to be written through
+/// `zmq_msg_data`.
 ///
 /// # Safety
 /// As for [`zmq_msg_init`].
