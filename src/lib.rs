@@ -76,7 +76,8 @@ mod proxy;
 mod raw;
 mod ready;
 mod recv_buffers;
-mod send_buffers;
+#[doc(hidden)]
+pub mod send_buffers;
 mod send_error;
 mod session;
 mod signaler;

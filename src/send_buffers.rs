@@ -10,108 +10,76 @@
 //! adaptive thresholds, which is what made the 128-256 KiB rows swing from run to run (see
 //! docs/performance.md).
 //!
-//! - Small bodies (up to `MAX_SMALL`) are cut from one 64 KiB slab: one allocation per slab,
-//!   and an atomic increment and decrement per message. When every message cut from a full
-//!   slab has been dropped, the slab is taken back as it is.
-//! - Large bodies (up to `MAX_RECYCLED`) each get a buffer of their own, and when the last
-//!   handle to it is dropped (on whichever thread) the buffer goes back to the socket that sent
-//!   it, already faulted in, for its next large copy. What matters is the flow of buffers
-//!   coming back, not which one: with RCVHWM messages in flight the oldest one is usually
-//!   back by the time a new one is wanted.
-//! - Larger bodies get their own allocation.
+//! So copies are cut, one after another, from up to `KEPT` buffers of `SLOT` bytes each
+//! (`BytesMut`s whose cut-off parts are the messages). A message costs no allocation and no
+//! lock: cutting it off is one atomic increment of its buffer's count, dropping it (on
+//! whichever thread) one decrement. When a buffer has no room left, the next one whose
+//! messages are all gone is taken back whole (`BytesMut::try_reclaim`, which never
+//! allocates). Only when none is free does the socket make a new buffer (two allocations, the
+//! buffer and its shared count, at most `KEPT` times) or, with `KEPT` buffers all still held
+//! by messages in flight, copy into an allocation of its own (one, as libzmq does for every
+//! message). Bodies over `SLOT` always get their own.
 //!
-//! The price: a live message keeps its buffer alive (a small one its whole slab, as a
-//! received tcp frame keeps its read buffer), and a socket that has sent large messages keeps
-//! up to `KEPT` buffers of at most `MAX_RECYCLED` (2 MiB in all) for reuse until it is closed,
-//! and for as long after as messages it sent are alive.
-
-use std::sync::{Arc, Mutex};
+//! The price: a live message keeps its whole buffer alive (as a received tcp frame keeps its
+//! read buffer), and a socket that has sent keeps up to `KEPT` buffers (2 MiB in all) for
+//! reuse until it is closed, and for as long after as messages it sent are alive.
 
 use bytes::{Bytes, BytesMut};
 
-/// Slab size: under glibc's mmap threshold (128 KiB), so a slab is an ordinary heap block.
-const SLAB: usize = 64 * 1024;
+/// Size of one recycled buffer, and the largest body copied into one.
+pub const SLOT: usize = 256 * 1024;
 
-/// Largest body cut from the slab.
-const MAX_SMALL: usize = 4 * 1024;
-
-/// Large buffers kept for reuse.
+/// Buffers kept for reuse.
 const KEPT: usize = 8;
 
-/// Largest body copied into a recycled buffer.
-const MAX_RECYCLED: usize = 256 * 1024;
-
-/// The buffers a socket's outgoing copies go into; used only by the socket's thread.
+/// The buffers outgoing copies are cut from; used only by the thread that owns them (a
+/// socket's, or, for `zmq_msg_init_size`, a C caller's thread).
 #[derive(Debug, Default)]
-pub(crate) struct SendBuffers {
-    slab: BytesMut,
-    returned: Arc<Returned>,
-}
-
-/// Large buffers whose messages are gone, on their way back to the socket that sent them.
-#[derive(Debug, Default)]
-struct Returned {
-    bufs: Mutex<Vec<Vec<u8>>>,
-}
-
-/// A large body: its buffer goes back to `home` when the last handle to it drops.
-struct Homing {
-    buf: Vec<u8>,
-    home: Arc<Returned>,
-}
-
-impl AsRef<[u8]> for Homing {
-    fn as_ref(&self) -> &[u8] {
-        &self.buf
-    }
-}
-
-impl Drop for Homing {
-    fn drop(&mut self) {
-        let buf = std::mem::take(&mut self.buf);
-        // A poisoned lock (a panic elsewhere while holding it) only costs the reuse.
-        if let Ok(mut bufs) = self.home.bufs.lock() {
-            if bufs.len() < KEPT {
-                bufs.push(buf);
-            }
-        }
-    }
+pub struct SendBuffers {
+    slots: Vec<BytesMut>,
+    /// The slot copies are being cut from.
+    current: usize,
 }
 
 impl SendBuffers {
     /// A `Bytes` holding a copy of `data`.
     pub(crate) fn copy(&mut self, data: &[u8]) -> Bytes {
-        let len = data.len();
-        if len == 0 {
-            Bytes::new()
-        } else if len <= MAX_SMALL {
-            if self.slab.capacity() < len {
-                // Takes the slab back when no message still points into it; otherwise
-                // allocates a fresh one and leaves the old one to its messages.
-                self.slab.reserve(SLAB);
+        if data.is_empty() {
+            return Bytes::new();
+        }
+        match self.room(data.len()) {
+            Some(buf) => {
+                buf.extend_from_slice(data);
+                buf.split().freeze()
             }
-            cut(&mut self.slab, data)
-        } else if len <= MAX_RECYCLED {
-            let reused = self.returned.bufs.lock().ok().and_then(|mut b| b.pop());
-            let mut buf = reused.unwrap_or_default();
-            buf.clear();
-            // Exact, so a kept buffer never outgrows `MAX_RECYCLED`.
-            buf.reserve_exact(len);
-            buf.extend_from_slice(data);
-            Bytes::from_owner(Homing {
-                buf,
-                home: Arc::clone(&self.returned),
-            })
-        } else {
-            Bytes::copy_from_slice(data)
+            None => Bytes::copy_from_slice(data),
         }
     }
-}
 
-/// Copies `data` to the front of `buf`'s free room and splits it off as its own `Bytes`.
-fn cut(buf: &mut BytesMut, data: &[u8]) -> Bytes {
-    buf.extend_from_slice(data);
-    buf.split().freeze()
+    /// An empty buffer with room for at least `len` more bytes, from which the caller cuts its
+    /// body (`split().freeze()`) once it has put `len` bytes there; `None` when `len` is over
+    /// `SLOT` or every kept buffer is still held by messages in flight: then the body deserves
+    /// an allocation of its own. `len` 0 is the caller's to avoid (an empty cut is pointless).
+    #[doc(hidden)]
+    pub fn room(&mut self, len: usize) -> Option<&mut BytesMut> {
+        if len > SLOT {
+            return None;
+        }
+        let n = self.slots.len();
+        let free = (0..n)
+            .map(|i| (self.current + i) % n)
+            .find(|&i| self.slots[i].try_reclaim(len));
+        let at = match free {
+            Some(at) => at,
+            None if n < KEPT => {
+                self.slots.push(BytesMut::with_capacity(SLOT));
+                n
+            }
+            None => return None,
+        };
+        self.current = at;
+        Some(&mut self.slots[at])
+    }
 }
 
 #[cfg(test)]
@@ -129,7 +97,7 @@ mod tests {
     }
 
     #[test]
-    fn small_copies_share_one_slab() {
+    fn copies_are_cut_one_after_another() {
         let mut bufs = SendBuffers::default();
         let a = bufs.copy(&[1; 100]);
         let b = bufs.copy(&[2; 100]);
@@ -140,24 +108,25 @@ mod tests {
     }
 
     #[test]
-    fn full_slab_is_reused_once_its_messages_are_gone() {
+    fn a_full_buffer_is_reused_once_its_messages_are_gone() {
         let mut bufs = SendBuffers::default();
         let first = bufs.copy(&[7; 1000]);
         let base = first.as_ptr() as usize;
         drop(first);
-        // Nothing points into the slab while it fills: once full, copies start over in it.
-        let reused = (0..SLAB / 1000 + 1).any(|_| {
+        // Nothing points into the buffer while it fills: once full, copies start over in it.
+        let reused = (0..SLOT / 1000 + 1).any(|_| {
             let b = bufs.copy(&[9; 1000]);
             assert_eq!(&b[..], &[9; 1000][..]);
             b.as_ptr() as usize == base
         });
         assert!(reused);
+        assert_eq!(bufs.slots.len(), 1);
     }
 
     #[test]
     fn live_messages_keep_their_bytes_when_buffers_move_on() {
         let mut bufs = SendBuffers::default();
-        for size in [1000, 100_000] {
+        for size in [1000, 100_000, SLOT] {
             let kept: Vec<Bytes> = (0..40u8).map(|i| bufs.copy(&vec![i; size])).collect();
             for (i, b) in kept.iter().enumerate() {
                 assert_eq!(b.len(), size);
@@ -167,16 +136,16 @@ mod tests {
     }
 
     #[test]
-    fn large_buffer_comes_back_once_its_message_is_gone() {
+    fn a_buffer_comes_back_once_its_message_is_gone() {
         let mut bufs = SendBuffers::default();
-        let first = bufs.copy(&[1; 200_000]);
+        let first = bufs.copy(&[1; SLOT]);
         let base = first.as_ptr() as usize;
         // Dropped on another thread, as the I/O thread or a receiving socket would.
         std::thread::spawn(move || drop(first)).join().unwrap();
         let second = bufs.copy(&[2; 150_000]);
         assert_eq!(second.as_ptr() as usize, base);
         assert!(second.iter().all(|&x| x == 2));
-        // Still alive: the next copy goes elsewhere and leaves it alone.
+        // Still alive and no room after it: the next copy goes elsewhere, leaving it alone.
         let third = bufs.copy(&[3; 150_000]);
         assert_ne!(third.as_ptr() as usize, base);
         assert!(second.iter().all(|&x| x == 2));
@@ -184,30 +153,23 @@ mod tests {
     }
 
     #[test]
-    fn at_most_kept_buffers_wait_for_reuse() {
+    fn at_most_kept_buffers_then_allocations_of_their_own() {
         let mut bufs = SendBuffers::default();
-        let live: Vec<Bytes> = (0..3 * KEPT).map(|_| bufs.copy(&[5; 10_000])).collect();
+        let live: Vec<Bytes> = (0..3 * KEPT).map(|_| bufs.copy(&[5; SLOT])).collect();
+        assert_eq!(bufs.slots.len(), KEPT);
+        assert!(live.iter().all(|b| b.len() == SLOT));
         drop(live);
-        assert_eq!(bufs.returned.bufs.lock().unwrap().len(), KEPT);
-    }
-
-    #[test]
-    fn kept_buffers_stay_within_the_recycled_size() {
-        let mut bufs = SendBuffers::default();
-        drop(bufs.copy(&[1; 200_000]));
-        drop(bufs.copy(&[2; MAX_RECYCLED]));
-        let kept = bufs.returned.bufs.lock().unwrap();
-        assert_eq!(kept.len(), 1);
-        assert!(kept[0].capacity() <= MAX_RECYCLED);
+        assert!(bufs.room(SLOT).is_some(), "a kept buffer is free again");
     }
 
     #[test]
     fn oversized_bodies_get_their_own_allocation() {
         let mut bufs = SendBuffers::default();
-        let big = vec![3u8; MAX_RECYCLED + 1];
+        let big = vec![3u8; SLOT + 1];
         let a = bufs.copy(&big);
         let small = bufs.copy(b"x");
         assert_eq!(&a[..], &big[..]);
         assert_eq!(&small[..], b"x");
+        assert!(bufs.room(SLOT + 1).is_none());
     }
 }

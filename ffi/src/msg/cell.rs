@@ -16,7 +16,9 @@ use bytes::Bytes;
 use ferromq::Metadata;
 
 use crate::boundary::Errno;
-use crate::errno::{EFAULT, ENOMEM};
+use crate::errno::EFAULT;
+#[cfg(test)]
+use crate::errno::ENOMEM;
 use crate::msg::props::Props;
 
 const LIVE: usize = 0x7a6d_7367_6f6b_2121_u64 as usize;
@@ -71,31 +73,17 @@ impl MsgCell {
         Self::new(Bytes::new(), Kind::Small)
     }
 
-    /// A body of `size` bytes the caller fills through `zmq_msg_data`; `ENOMEM` when it cannot
-    /// be allocated (libzmq's answer, where Rust would abort).
-    ///
-    /// One allocation and nothing else, as libzmq's `malloc`: the memory is not zero-filled (at
-    /// 256 KiB the memset, and the page faults it takes on fresh memory, were most of the cost
-    /// of a message over inproc), and the `Vec` with its length equal to its capacity becomes
-    /// the `Bytes` without a second allocation or a copy.
+    /// A body of `size` bytes the caller fills through `zmq_msg_data` (see `bodies`: not
+    /// zero-filled, and recycled rather than one allocation per message); `ENOMEM` when it
+    /// cannot be allocated (libzmq's answer, where Rust would abort).
     pub fn with_size(size: usize) -> Result<Self, Errno> {
-        let mut body: Vec<u8> = Vec::new();
-        body.try_reserve_exact(size).map_err(|_| Errno(ENOMEM))?;
-        // SAFETY: `size` bytes of capacity were reserved above. They are left as the allocator
-        // gave them, as libzmq leaves its `malloc`ed body: the bytes are the C caller's to
-        // write through `zmq_msg_data`, and nothing in ferromq looks at a body's values on the
-        // way out, it only copies them (memcpy into a batch, or writev from the body itself).
-        unsafe { body.set_len(size) };
-        if body.capacity() != size {
-            // `Bytes::from` would reallocate to shrink; keep the single allocation honest.
-            body.shrink_to_fit();
-        }
+        let body = crate::msg::bodies::body(size)?;
         let kind = if size <= MAX_VSM_SIZE {
             Kind::Small
         } else {
             Kind::Long
         };
-        Ok(Self::new(Bytes::from(body), kind))
+        Ok(Self::new(body, kind))
     }
 
     /// `zmq_msg_copy`'s copy: the flags travel, the body is duplicated or shared per [`Kind`].

@@ -4,6 +4,7 @@
 //! moves between C and the runtime without copying, and a zero-copy `zmq_msg_init_data` buffer
 //! is released by whichever side drops the last reference.
 
+pub(crate) mod bodies;
 pub(crate) mod cell;
 pub(crate) mod foreign;
 pub(crate) mod props;
