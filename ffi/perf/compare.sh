@@ -1,114 +1,198 @@
 #!/usr/bin/env bash
-# Builds the C perf tools (tests/c/perf: local_thr, remote_thr, local_lat, remote_lat) twice,
-# against ferromq's libzmq.so.5 (release) and against real libzmq 4.3.4 (the static libzmq.a
-# the `zmq` crate's zmq-sys builds, release), runs them alternately A B A B over tcp and prints
-# medians and ferromq/libzmq ratios.
+# Builds libzmq's perf tools (tests/c/perf: local_thr/remote_thr, local_lat/remote_lat,
+# inproc_thr, inproc_lat) twice, against ferromq's libzmq.so.5 (release) and against real
+# libzmq, runs them alternately A B A B, prints medians and ferromq/libzmq ratios, and records
+# a CSV and an SVG plot of the ratios (issue 18).
 #
-#   ffi/perf/compare.sh                       # 64 B and 64 KiB, 3 runs each, split placement
-#   RUNS=5 SIZES="64 1024" ffi/perf/compare.sh
+#   ffi/perf/compare.sh                                  # everything below, 3 runs each
+#   RUNS=5 SIZES="64 1024" TRANSPORTS=tcp ffi/perf/compare.sh
+#   OUT=docs/perf/c-abi-2core ffi/perf/compare.sh        # writes OUT.csv and OUT.svg
 #
-# Environment: CARGO_TARGET_DIR (default target/), RUNS (3), SIZES ("64 65536"),
-# THR_COUNT_SMALL / THR_COUNT_LARGE (500000 / 20000 messages), LAT_COUNT_SMALL /
-# LAT_COUNT_LARGE (10000 / 2000 round trips), PLACEMENT: split (receiver on CPU 0, sender on
-# CPU 1, with taskset), same (both on CPU 0) or none (unpinned); LIBZMQ_A to use another
-# static libzmq. Run it on an otherwise idle machine: figures from a shared one are noisy;
-# the ratios, taken from interleaved runs, are what to compare.
+# Environment:
+#   RUNS        runs per library and case, interleaved (3); the figure is the median
+#   SIZES       message sizes in bytes ("64 1024 65536 262144")
+#   TRANSPORTS  tcp, ipc (two processes) and inproc (one process, two threads) ("tcp ipc inproc")
+#   PLACEMENTS  "pinned unpinned": pinned runs the receiving process on CPU 0 and the sending one
+#               on CPU 1 (taskset; inproc: the whole process on CPUs 0-1), unpinned leaves
+#               placement to the scheduler
+#   LIBZMQ      libzmq to compare with: a path to a static libzmq.a, "system" (the installed
+#               libzmq.so, e.g. Debian's libzmq3-dev 4.3.4), or unset: the libzmq.a the `zmq`
+#               crate built (release), else the system one
+#   OUT         path prefix for the CSV and SVG (default: none, print only)
+#   MACHINE     machine description recorded in the CSV (default: CPU model and core count)
+#   THR_SECONDS rough length of one throughput run (0.5); counts are sized from it
+# Figures from a shared machine are noisy; the ratios, from interleaved runs, are what to compare.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 target="${CARGO_TARGET_DIR:-$root/target}"
 runs="${RUNS:-3}"
-sizes="${SIZES:-64 65536}"
-placement="${PLACEMENT:-split}"
+sizes="${SIZES:-64 1024 65536 262144}"
+transports="${TRANSPORTS:-tcp ipc inproc}"
+placements="${PLACEMENTS:-pinned unpinned}"
+out="${OUT:-}"
+machine="${MACHINE:-$(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')}"
+machine="${machine//,/;}" # a CSV field
 work="$(mktemp -d "${TMPDIR:-/tmp}/ferromq-perf.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
-echo "building ferromq-ffi (release) and libzmq (release, via the zmq crate)..." >&2
+echo "building ferromq-ffi (release)..." >&2
 (cd "$root" && cargo build --quiet --release -p ferromq-ffi --lib)
-libzmq_a="${LIBZMQ_A:-}"
-if [ -z "$libzmq_a" ]; then
-    libzmq_a="$(ls -t "$target"/release/build/zmq-sys-*/out/lib/libzmq.a 2>/dev/null | head -1 || true)"
-    if [ -z "$libzmq_a" ]; then
-        (cd "$root" && cargo build --quiet --release -p ferromq-tests --lib)
-        libzmq_a="$(ls -t "$target"/release/build/zmq-sys-*/out/lib/libzmq.a | head -1)"
-    fi
+
+libzmq="${LIBZMQ:-}"
+if [ -z "$libzmq" ]; then
+    libzmq="$(ls -t "$target"/release/build/zmq-sys-*/out/lib/libzmq.a 2>/dev/null | head -1 || true)"
+    [ -n "$libzmq" ] || libzmq=system
 fi
-# libzmq's own zmq.h, from the zeromq-src crate that built the library.
-libzmq_inc="$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/zeromq-src-*/vendor/include | head -1)"
+if [ "$libzmq" = system ]; then
+    libzmq_cflags=()
+    libzmq_libs=(-lzmq)
+    libzmq_name="system libzmq $(pkg-config --modversion libzmq 2>/dev/null || echo '?')"
+else
+    # libzmq's own zmq.h, from the zeromq-src crate that built the library.
+    libzmq_inc="$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/zeromq-src-*/vendor/include | head -1)"
+    libzmq_cflags=(-I "$libzmq_inc")
+    libzmq_libs=("$libzmq" -lstdc++ -lpthread -lm)
+    libzmq_name="libzmq.a $libzmq"
+fi
 
 mkdir -p "$work/lib" "$work/ferromq" "$work/libzmq"
 ln -sf "$target/release/libzmq.so" "$work/lib/libzmq.so"
 ln -sf "$target/release/libzmq.so" "$work/lib/libzmq.so.5"
-for tool in local_thr remote_thr local_lat remote_lat; do
+for tool in local_thr remote_thr local_lat remote_lat inproc_thr inproc_lat; do
     cc -O2 -std=c11 -I "$root/ffi/include" "$root/tests/c/perf/$tool.c" -o "$work/ferromq/$tool" \
         -L "$work/lib" -lzmq -Wl,-rpath,"$work/lib"
-    cc -O2 -std=c11 -I "$libzmq_inc" "$root/tests/c/perf/$tool.c" -o "$work/libzmq/$tool" \
-        "$libzmq_a" -lstdc++ -lpthread -lm
+    cc -O2 -std=c11 ${libzmq_cflags[@]+"${libzmq_cflags[@]}"} "$root/tests/c/perf/$tool.c" \
+        -o "$work/libzmq/$tool" "${libzmq_libs[@]}" -lpthread
 done
 
-pin() { # pin ROLE (receiver|sender) COMMAND...
-    local role="$1"
-    shift
-    if [ "$placement" = none ] || ! command -v taskset >/dev/null; then
+# pin PLACEMENT ROLE (receiver|sender|both) COMMAND...
+pin() {
+    local placement="$1" role="$2"
+    shift 2
+    if [ "$placement" = unpinned ] || ! command -v taskset >/dev/null; then
         "$@"
-    elif [ "$placement" = same ] || [ "$role" = receiver ]; then
+    elif [ "$role" = receiver ]; then
         taskset -c 0 "$@"
-    else
+    elif [ "$role" = sender ]; then
         taskset -c 1 "$@"
+    else
+        taskset -c 0,1 "$@"
     fi
 }
 
-port() { echo $((20000 + RANDOM % 20000)); }
+endpoint() { # endpoint TRANSPORT
+    case "$1" in
+    tcp) echo "tcp://127.0.0.1:$((20000 + RANDOM % 20000))" ;;
+    ipc) echo "ipc://$work/perf-$RANDOM.ipc" ;;
+    esac
+}
 
-# run_pair LIB KIND SIZE COUNT -> prints msg/s (thr) or us (lat)
-run_pair() {
-    local lib="$1" kind="$2" size="$3" count="$4" p
-    p="$(port)"
-    local out="$work/out.$$"
-    pin receiver "$work/$lib/local_$kind" "tcp://127.0.0.1:$p" "$size" "$count" >"$out" &
-    local server=$!
-    sleep 0.2
-    pin sender "$work/$lib/remote_$kind" "tcp://127.0.0.1:$p" "$size" "$count" >>"$out"
-    wait "$server"
+# run LIB PLACEMENT TRANSPORT KIND SIZE COUNT -> prints msg/s (thr) or us (lat)
+run() {
+    local lib="$1" placement="$2" transport="$3" kind="$4" size="$5" count="$6"
+    local log="$work/out.log"
+    if [ "$transport" = inproc ]; then
+        pin "$placement" both "$work/$lib/inproc_$kind" "$size" "$count" >"$log"
+    else
+        local ep
+        ep="$(endpoint "$transport")"
+        pin "$placement" receiver "$work/$lib/local_$kind" "$ep" "$size" "$count" >"$log" &
+        local server=$!
+        sleep 0.2
+        pin "$placement" sender "$work/$lib/remote_$kind" "$ep" "$size" "$count" >>"$log"
+        wait "$server"
+    fi
     if [ "$kind" = thr ]; then
-        grep 'msg/s' "$out" | awk '{print $3}'
+        awk '/msg\/s/ {print $3}' "$log"
     else
-        grep 'average latency' "$out" | awk '{print $3}'
+        awk '/average latency/ {print $3}' "$log"
     fi
 }
 
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-echo "placement: $placement; $runs runs each, interleaved ferromq/libzmq; libzmq: $libzmq_a"
-printf '%-16s %14s %14s %8s\n' "test" "ferromq" "libzmq" "ratio"
-for size in $sizes; do
-    if [ "$size" -le 1024 ]; then
-        thr_count="${THR_COUNT_SMALL:-500000}"
-        lat_count="${LAT_COUNT_SMALL:-10000}"
-    else
-        thr_count="${THR_COUNT_LARGE:-20000}"
-        lat_count="${LAT_COUNT_LARGE:-2000}"
-    fi
-    for kind in thr lat; do
-        count="$thr_count"
-        [ "$kind" = lat ] && count="$lat_count"
-        : >"$work/ferromq.$kind" && : >"$work/libzmq.$kind"
-        for _ in $(seq "$runs"); do
-            run_pair ferromq "$kind" "$size" "$count" >>"$work/ferromq.$kind"
-            run_pair libzmq "$kind" "$size" "$count" >>"$work/libzmq.$kind"
+# Message counts for about THR_SECONDS per throughput run on a small machine.
+thr_count() {
+    local size="$1" bytes_per_s=$((2 * 1024 * 1024 * 1024))
+    awk -v s="$size" -v b="$bytes_per_s" -v t="${THR_SECONDS:-0.5}" \
+        'BEGIN {n = b * t / (s < 1024 ? 1024 : s); if (n > 2000000) n = 2000000; if (n < 2000) n = 2000; printf "%d", n}'
+}
+lat_count() { if [ "$1" -le 1024 ]; then echo 5000; else echo 1000; fi; }
+
+csv="$work/result.csv"
+echo "machine,placement,transport,kind,size,count,unit,ferromq_median,libzmq_median,ratio,ferromq_runs,libzmq_runs" >"$csv"
+echo "machine: $machine; libzmq: $libzmq_name; $runs runs each, interleaved ferromq/libzmq"
+echo "ratio: throughput ferromq/libzmq, latency libzmq/ferromq (above 1: ferromq better)"
+printf '%-10s %-28s %14s %14s %8s\n' placement test ferromq libzmq ratio
+for placement in $placements; do
+    for transport in $transports; do
+        for size in $sizes; do
+            for kind in thr lat; do
+                if [ "$kind" = thr ]; then count="$(thr_count "$size")"; else count="$(lat_count "$size")"; fi
+                ours="" theirs=""
+                for _ in $(seq "$runs"); do
+                    ours="$ours $(run ferromq "$placement" "$transport" "$kind" "$size" "$count")"
+                    theirs="$theirs $(run libzmq "$placement" "$transport" "$kind" "$size" "$count")"
+                done
+                a="$(echo "$ours" | median)"
+                b="$(echo "$theirs" | median)"
+                if [ "$kind" = thr ]; then
+                    unit="msg/s"
+                    ratio="$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.2f", a / b}')"
+                else
+                    unit="us"
+                    ratio="$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.2f", b / a}')"
+                fi
+                printf '%-10s %-28s %14s %14s %7sx   (%s; runs:%s /%s)\n' "$placement" \
+                    "$transport/$kind/$size" "$a" "$b" "$ratio" "$unit" "$ours" "$theirs"
+                echo "$machine,$placement,$transport,$kind,$size,$count,$unit,$a,$b,$ratio,$(echo $ours),$(echo $theirs)" >>"$csv"
+            done
         done
-        ours="$(median <"$work/ferromq.$kind")"
-        theirs="$(median <"$work/libzmq.$kind")"
-        if [ "$kind" = thr ]; then
-            unit="msg/s"
-            ratio="$(awk -v a="$ours" -v b="$theirs" 'BEGIN {printf "%.2f", a / b}')"
-        else
-            unit="us"
-            # Lower latency is better: the ratio is libzmq/ferromq so > 1 means ferromq wins.
-            ratio="$(awk -v a="$ours" -v b="$theirs" 'BEGIN {printf "%.2f", b / a}')"
-        fi
-        printf '%-16s %14s %14s %8s   (%s; runs: ferromq %s / libzmq %s)\n' \
-            "tcp/$kind/$size" "$ours" "$theirs" "${ratio}x" "$unit" \
-            "$(tr '\n' ' ' <"$work/ferromq.$kind")" "$(tr '\n' ' ' <"$work/libzmq.$kind")"
     done
 done
+
+[ -n "$out" ] || exit 0
+mkdir -p "$(dirname "$out")"
+cp "$csv" "$out.csv"
+# The plot: one bar per case, ratio on a log scale, a line at 1 (parity), pinned and unpinned
+# side by side. Plain SVG from awk, so the script needs nothing beyond a C compiler.
+awk -F, -v title="ferromq C ABI / libzmq, libzmq's perf tools ($machine)" '
+NR == 1 { next }
+{
+    key = $3 "/" $4 "/" $5
+    if (!(key in seen)) { seen[key] = 1; keys[++n] = key }
+    ratio[$2, key] = $10
+    if ($2 == "pinned") has_pinned = 1; else has_unpinned = 1
+}
+END {
+    w = 60 + n * 34; h = 420; top = 40; bottom = 330
+    lo = log(0.1); hi = log(10)
+    printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n", w, h
+    printf "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+    printf "<text x=\"10\" y=\"20\" font-size=\"14\">%s (above 1: ferromq better)</text>\n", title
+    split("0.1 0.2 0.5 1 2 5 10", ticks, " ")
+    for (t = 1; t <= 7; t++) {
+        y = bottom - (log(ticks[t]) - lo) / (hi - lo) * (bottom - top)
+        printf "<line x1=\"50\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n", w - 10, y, y, ticks[t] == 1 ? "black" : "#ddd"
+        printf "<text x=\"45\" y=\"%.1f\" text-anchor=\"end\">%sx</text>\n", y + 4, ticks[t]
+    }
+    for (i = 1; i <= n; i++) {
+        x = 60 + (i - 1) * 34
+        split("pinned unpinned", places, " ")
+        for (p = 1; p <= 2; p++) {
+            r = ratio[places[p], keys[i]]
+            if (r == "" || r <= 0) continue
+            v = log(r); if (v < lo) v = lo; if (v > hi) v = hi
+            y1 = bottom - (0 - lo) / (hi - lo) * (bottom - top)
+            y2 = bottom - (v - lo) / (hi - lo) * (bottom - top)
+            ya = y1 < y2 ? y1 : y2; hb = y1 < y2 ? y2 - y1 : y1 - y2
+            printf "<rect x=\"%d\" y=\"%.1f\" width=\"14\" height=\"%.1f\" fill=\"%s\"><title>%s %s: %sx</title></rect>\n", x + (p - 1) * 15, ya, hb, p == 1 ? "#c83c14" : "#1e5ac8", places[p], keys[i], r
+        }
+        printf "<text transform=\"translate(%d,%d) rotate(60)\">%s</text>\n", x + 8, bottom + 8, keys[i]
+    }
+    printf "<rect x=\"%d\" y=\"30\" width=\"10\" height=\"10\" fill=\"#c83c14\"/><text x=\"%d\" y=\"39\">pinned (taskset, one core each)</text>\n", w - 300, w - 285
+    printf "<rect x=\"%d\" y=\"46\" width=\"10\" height=\"10\" fill=\"#1e5ac8\"/><text x=\"%d\" y=\"55\">unpinned</text>\n", w - 300, w - 285
+    printf "</svg>\n"
+}' "$csv" >"$out.svg"
+echo "wrote $out.csv and $out.svg"
