@@ -10,12 +10,14 @@
 //! adaptive thresholds, which is what made the 128-256 KiB rows swing from run to run (see
 //! docs/performance.md).
 //!
-//! So copies are cut, one after another, from up to `KEPT` buffers of `SLOT` bytes each
-//! (`BytesMut`s whose cut-off parts are the messages). A message costs no allocation and no
-//! lock: cutting it off is one atomic increment of its buffer's count, dropping it (on
-//! whichever thread) one decrement. When a buffer has no room left, the next one whose
-//! messages are all gone is taken back whole (`BytesMut::try_reclaim`, which never
-//! allocates). Only when none is free does the socket make a new buffer (two allocations, the
+//! So copies go into up to `KEPT` buffers of `SLOT` bytes each (`BytesMut`s whose cut-off
+//! parts are the messages). A message costs no allocation and no lock: cutting it off is one
+//! atomic increment of its buffer's count, dropping it (on whichever thread) one decrement. A
+//! buffer whose messages are all gone is taken back whole and starts over from its first byte
+//! (`BytesMut::try_reclaim`, which never allocates), so a sender whose receiver keeps up
+//! touches the same cache-hot bytes each time. Small copies (up to `MAX_SMALL`) are otherwise
+//! cut one after another from the room left in a buffer; a larger one takes a free buffer from
+//! its start. Only when none is free does the socket make a new buffer (two allocations, the
 //! buffer and its shared count, at most `KEPT` times) or, with `KEPT` buffers all still held
 //! by messages in flight, copy into an allocation of its own (one, as libzmq does for every
 //! message). Bodies over `SLOT` always get their own.
@@ -31,6 +33,10 @@ pub const SLOT: usize = 256 * 1024;
 
 /// Buffers kept for reuse.
 const KEPT: usize = 8;
+
+/// Largest copy cut from the room left behind earlier ones; larger ones take a buffer whose
+/// messages are all gone, from its start.
+const MAX_SMALL: usize = 4 * 1024;
 
 /// The buffers outgoing copies are cut from; used only by the thread that owns them (a
 /// socket's, or, for `zmq_msg_init_size`, a C caller's thread).
@@ -66,9 +72,16 @@ impl SendBuffers {
             return None;
         }
         let n = self.slots.len();
-        let free = (0..n)
-            .map(|i| (self.current + i) % n)
-            .find(|&i| self.slots[i].try_reclaim(len));
+        let order = |current: usize| (0..n).map(move |i| (current + i) % n);
+        // A buffer whose messages are all gone starts over from its first byte: a sender
+        // whose receiver keeps up (request-reply, a latency test) reuses the same cache-hot
+        // bytes instead of walking through 256 KiB of them. Small copies first try the room
+        // left in the current buffer; a large one always takes a buffer from its start, so
+        // alternating between two buffers is all a ping-pong of large messages touches.
+        let small = len <= MAX_SMALL;
+        let free = order(self.current).find(|&i| {
+            self.slots[i].try_reclaim(SLOT) || (small && self.slots[i].try_reclaim(len))
+        });
         let at = match free {
             Some(at) => at,
             None if n < KEPT => {
@@ -105,6 +118,18 @@ mod tests {
         assert_eq!(a.as_ptr() as usize + 100, b.as_ptr() as usize);
         assert_eq!(&a[..], &[1; 100][..]);
         assert_eq!(&b[..], &[2; 100][..]);
+    }
+
+    #[test]
+    fn a_buffer_whose_messages_are_gone_starts_over() {
+        let mut bufs = SendBuffers::default();
+        let first = bufs.copy(&[1; 1000]);
+        let base = first.as_ptr() as usize;
+        drop(first);
+        let second = bufs.copy(&[2; 1000]);
+        assert_eq!(second.as_ptr() as usize, base, "the same bytes again");
+        let third = bufs.copy(&[3; 1000]);
+        assert_eq!(third.as_ptr() as usize, base + 1000, "after a live one");
     }
 
     #[test]
