@@ -85,7 +85,13 @@ impl SendBuffers {
         let at = match free {
             Some(at) => at,
             None if n < KEPT => {
-                self.slots.push(BytesMut::with_capacity(SLOT));
+                // Zeroed once when made (calloc), so every byte later cut from it has been
+                // initialised: `zmq_msg_init_size` hands bodies out unfilled, and an unfilled
+                // body must still hold initialised bytes for Rust to copy it soundly. Reuse
+                // never de-initialises them (`try_reclaim` stays within this allocation).
+                let mut slot = BytesMut::zeroed(SLOT);
+                slot.clear();
+                self.slots.push(slot);
                 n
             }
             None => return None,

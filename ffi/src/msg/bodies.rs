@@ -23,8 +23,9 @@ thread_local! {
     static BODIES: RefCell<SendBuffers> = RefCell::new(SendBuffers::default());
 }
 
-/// A body of `size` bytes for the caller to fill through `zmq_msg_data`, not zero-filled (as
-/// libzmq's `malloc`ed one is not); `ENOMEM` when it cannot be allocated.
+/// A body of `size` bytes for the caller to fill through `zmq_msg_data`, not filled per
+/// message (it holds a previous message's bytes or zeros, as libzmq's `malloc`ed body holds
+/// whatever it holds); `ENOMEM` when it cannot be allocated.
 pub fn body(size: usize) -> Result<Bytes, Errno> {
     if size == 0 {
         return Ok(Bytes::new());
@@ -33,11 +34,10 @@ pub fn body(size: usize) -> Result<Bytes, Errno> {
         .try_with(|bodies| {
             let mut bodies = bodies.try_borrow_mut().ok()?;
             let buf = bodies.room(size)?;
-            // SAFETY: `room` leaves at least `size` bytes of capacity. They are left as they
-            // are (a previous message's bytes, or fresh memory), as libzmq leaves its
-            // `malloc`ed body: they are the C caller's to write through `zmq_msg_data`, and
-            // nothing in ferromq looks at a body's values on the way out, it only copies them
-            // (memcpy into a batch, or writev from the body itself).
+            // SAFETY: `room` leaves at least `size` bytes of capacity, within a buffer that
+            // was zeroed when it was made (`SendBuffers::room`) and never de-initialised since,
+            // so the bytes are initialised: a previous message's, or zeros. As with libzmq's
+            // `malloc`ed body, they are the C caller's to overwrite through `zmq_msg_data`.
             unsafe { buf.set_len(size) };
             Some(buf.split().freeze())
         })
@@ -50,17 +50,20 @@ pub fn body(size: usize) -> Result<Bytes, Errno> {
 }
 
 /// One allocation and nothing else: the `Vec`, its length equal to its capacity, becomes the
-/// `Bytes` without a second allocation or a copy.
+/// `Bytes` without a second allocation or a copy. Zeroed by the allocator (calloc), so the
+/// bytes are initialised; a large body comes from fresh pages the kernel zeroes lazily, so
+/// that costs no pass over the memory, unlike the `vec![0; size]`-then-write of before.
 fn own_allocation(size: usize) -> Result<Bytes, Errno> {
-    let mut body: Vec<u8> = Vec::new();
-    body.try_reserve_exact(size).map_err(|_| Errno(ENOMEM))?;
-    // SAFETY: `size` bytes of capacity were reserved above; left unfilled for the caller, as
-    // in `body`.
-    unsafe { body.set_len(size) };
-    if body.capacity() != size {
-        // `Bytes::from` would reallocate to shrink; keep the single allocation honest.
-        body.shrink_to_fit();
+    let layout = std::alloc::Layout::array::<u8>(size).map_err(|_| Errno(ENOMEM))?;
+    // SAFETY: `layout` has a non-zero size (`body` returns early for 0).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return Err(Errno(ENOMEM));
     }
+    // SAFETY: `ptr` was allocated by the global allocator with `layout` (align 1, `size`
+    // bytes), all of them zero-initialised, which is exactly what a `Vec<u8>` of length and
+    // capacity `size` owns.
+    let body = unsafe { Vec::from_raw_parts(ptr, size, size) };
     Ok(Bytes::from(body))
 }
 
