@@ -45,59 +45,34 @@
 
 #![deny(missing_docs)]
 
-mod async_socket;
-mod async_stream;
-mod command;
-mod connecter;
-mod connection;
-pub mod connection_props;
+mod api;
+mod connect;
 mod context;
-mod deadlines;
-mod endpoint;
-mod engine;
 mod error;
-mod flags;
-mod frame_limit;
-mod framing;
-mod heartbeat;
-mod inproc;
-mod io_thread;
-mod ipc;
-mod listener;
-pub mod monitor;
+mod io;
 mod msg;
-mod multipart;
 pub mod option;
 mod pattern;
-mod peer;
-mod peer_hwm;
-mod poll;
-mod proxy;
-mod raw;
-mod ready;
-mod recv_buffers;
-#[doc(hidden)]
-pub mod send_buffers;
-mod send_error;
-mod session;
-mod signaler;
-mod socket;
-mod stream;
-mod thread_signals;
-mod wake;
+mod runtime;
+mod transport;
 
-pub use async_socket::AsyncSocket;
+pub use api::async_socket::AsyncSocket;
+pub use api::flags::{Events, RecvFlags, SendFlags, POLLERR, POLLIN, POLLOUT};
+pub use api::multipart::Multipart;
+pub use api::poll::{poll, PollItem};
+pub use api::proxy::{proxy, proxy_steerable, proxy_steerable_loopback, SocketStats};
+pub use api::send_error::SendError;
+pub use api::socket::{SendResult, Socket};
 pub use bytes::Bytes;
+pub use connect::connection_props;
 pub use context::Context;
 pub use error::{Error, Result, EFSM, EMTHREAD, ENOCOMPATPROTO, ETERM, ZMQ_HAUSNUMERO};
 pub use ferromq_zmtp::SocketType;
-pub use flags::{Events, RecvFlags, SendFlags, POLLERR, POLLIN, POLLOUT};
+pub use io::monitor;
+/// Recycled send buffers, shared with the C ABI crate (`zmq_msg_init_size` bodies).
+#[doc(hidden)]
+pub use io::send_buffers;
 pub use msg::{Metadata, Msg};
-pub use multipart::Multipart;
-pub use poll::{poll, PollItem};
-pub use proxy::{proxy, proxy_steerable, proxy_steerable_loopback, SocketStats};
-pub use send_error::SendError;
-pub use socket::{SendResult, Socket};
 
 /// Whether this build implements a socket type (the others fail with `EINVAL`).
 pub fn has_socket_type(kind: SocketType) -> bool {

@@ -292,7 +292,7 @@ options! {
     ZMQ_REQ_RELAXED = 53 => req_relaxed: Held = Held, "bool", Rule::FlagNonNegative,
         Types::REQ, false, Implemented, typed bool;
     /// `ZMQ_CONFLATE`: on DEALER, PULL, PUSH, PUB and SUB each pipe keeps only the newest
-    /// whole message, with no HWM (src/peer.rs decides which types).
+    /// whole message, with no HWM (src/io/peer.rs decides which types).
     ZMQ_CONFLATE = 54 => conflate: bool = false, "bool", Rule::Flag01, Types::ALL, true,
         Implemented, typed bool;
     /// `ZMQ_ZAP_DOMAIN`: the ZAP domain (no ZAP handler is ever asked).

@@ -21,7 +21,7 @@ use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use ferromq_benches::libzmq_trie::{LibzmqMultiTrie, LibzmqTrie};
 use ferromq_benches::Rng;
-use ferromq_pattern::{MultiTrie, SubscriptionTrie};
+use ferromq_trie::{MultiTrie, SubscriptionTrie};
 
 const TOPICS: usize = 10_000;
 const TOPIC_LEN: usize = 20;

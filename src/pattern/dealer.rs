@@ -7,13 +7,13 @@ use bytes::Bytes;
 use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
+use crate::io::peer::{Peer, PipeId};
 use crate::msg::Msg;
 use crate::option::Options;
 use crate::pattern::fq::FairQueue;
 use crate::pattern::lb::LoadBalancer;
 use crate::pattern::peer_set::PeerSet;
 use crate::pattern::{set_metadata, Pattern, SendResult};
-use crate::peer::{Peer, PipeId};
 
 #[derive(Debug, Default)]
 pub(crate) struct Dealer {

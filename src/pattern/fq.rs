@@ -5,8 +5,8 @@
 use bytes::Bytes;
 use ferromq_pipe::Read;
 
+use crate::io::peer::{Peer, PipeId};
 use crate::pattern::peer_set::PeerSet;
-use crate::peer::{Peer, PipeId};
 
 #[derive(Debug, Default)]
 pub(crate) struct FairQueue {

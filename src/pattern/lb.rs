@@ -5,9 +5,9 @@
 use bytes::Bytes;
 
 use crate::error::Error;
+use crate::io::peer::PipeId;
 use crate::pattern::peer_set::PeerSet;
 use crate::pattern::SendResult;
-use crate::peer::PipeId;
 
 #[derive(Debug, Default)]
 pub(crate) struct LoadBalancer {
@@ -123,7 +123,7 @@ mod tests {
     use crate::pattern::peer_set::testing::Wakes;
     use ferromq_pipe::Read;
 
-    fn peers(n: usize, hwm: usize) -> (PeerSet, Vec<crate::peer::SessionPipes>, Wakes) {
+    fn peers(n: usize, hwm: usize) -> (PeerSet, Vec<crate::io::peer::SessionPipes>, Wakes) {
         let wakes = Wakes::new();
         let mut set = PeerSet::default();
         let mut far = Vec::new();
@@ -135,7 +135,7 @@ mod tests {
         (set, far, wakes)
     }
 
-    fn take(far: &mut crate::peer::SessionPipes) -> Vec<(Bytes, bool)> {
+    fn take(far: &mut crate::io::peer::SessionPipes) -> Vec<(Bytes, bool)> {
         let mut out = vec![];
         while let Read::Item { item, more } = far.from_socket.read() {
             out.push((item, more));

@@ -10,15 +10,16 @@ use bytes::Bytes;
 use ferromq_zmtp::{Metadata, SocketType};
 
 use crate::error::{Error, Result};
+use crate::io::peer::{Peer, PipeId};
 use crate::msg::Msg;
 use crate::option::Options;
-use crate::peer::{Peer, PipeId};
 use peer_set::PeerSet;
 
 mod dealer;
 mod fq;
 mod id_hash;
 mod lb;
+pub(crate) mod mailbox;
 mod pair;
 mod peer_set;
 mod pub_;

@@ -8,10 +8,10 @@ use ferromq_pipe::Read;
 use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
+use crate::io::peer::{Peer, PipeId};
 use crate::msg::Msg;
 use crate::option::Options;
 use crate::pattern::{Pattern, SendResult};
-use crate::peer::{Peer, PipeId};
 
 #[derive(Debug, Default)]
 pub(crate) struct Pair {

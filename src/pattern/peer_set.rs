@@ -10,7 +10,7 @@
 //!
 //! A peer leaves `readers` when a read finds its pipe empty (the pipe then wakes the socket on
 //! its next flush) and `writers` when its pipe refuses a write (the pipe wakes the socket once
-//! it has room again); the wake-up names the peer (`crate::ready`) and [`PeerSet::activate`]
+//! it has room again); the wake-up names the peer (`crate::io::ready`) and [`PeerSet::activate`]
 //! puts it back. Leaving a set swaps the set's last member into the hole, and the cursor
 //! follows the member whose turn it is, as libzmq's `_pipes.swap (_current, _active)`.
 
@@ -20,7 +20,7 @@ use std::ops::{Index, IndexMut};
 
 use bytes::Bytes;
 
-use crate::peer::{Peer, PipeId};
+use crate::io::peer::{Peer, PipeId};
 
 use super::id_hash::IdHashState;
 
@@ -306,10 +306,10 @@ impl IndexMut<usize> for PeerSet {
 pub(crate) mod testing {
     use std::sync::Arc;
 
+    use crate::io::peer::{pipe_pair, Peer, PipeId, SessionPipes};
+    use crate::io::ready::{PeerWake, ReadyList};
+    use crate::io::signaler::Signaler;
     use crate::pattern::Pattern;
-    use crate::peer::{pipe_pair, Peer, PipeId, SessionPipes};
-    use crate::ready::{PeerWake, ReadyList};
-    use crate::signaler::Signaler;
 
     use super::PeerSet;
 

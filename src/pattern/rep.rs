@@ -11,12 +11,12 @@ use bytes::Bytes;
 use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
+use crate::io::peer::{Peer, PipeId};
 use crate::msg::Msg;
 use crate::option::Options;
 use crate::pattern::fq::FairQueue;
 use crate::pattern::peer_set::PeerSet;
 use crate::pattern::{set_metadata, Pattern, SendResult};
-use crate::peer::{Peer, PipeId};
 
 #[derive(Debug, Default)]
 pub(crate) struct Rep {
@@ -154,8 +154,8 @@ impl Pattern for Rep {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::peer::{pipe_pair, SessionPipes};
-    use crate::signaler::Signaler;
+    use crate::io::peer::{pipe_pair, SessionPipes};
+    use crate::io::signaler::Signaler;
     use ferromq_pipe::Read;
 
     fn rep_with(n: u64) -> (Rep, Vec<SessionPipes>) {

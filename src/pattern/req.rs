@@ -15,13 +15,13 @@ use bytes::Bytes;
 use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
+use crate::io::peer::{Peer, PipeId};
 use crate::msg::Msg;
 use crate::option::{int_value, Options, ZMQ_REQ_CORRELATE, ZMQ_REQ_RELAXED};
 use crate::pattern::fq::FairQueue;
 use crate::pattern::lb::next_writable;
 use crate::pattern::peer_set::PeerSet;
 use crate::pattern::{set_metadata, Pattern, SendResult};
-use crate::peer::{Peer, PipeId};
 
 #[derive(Debug)]
 pub(crate) struct Req {
@@ -208,8 +208,8 @@ impl Pattern for Req {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::peer::SessionPipes;
     use crate::pattern::peer_set::testing::Wakes;
-    use crate::peer::SessionPipes;
     use ferromq_pipe::Read;
 
     thread_local! {

@@ -17,12 +17,12 @@ use bytes::Bytes;
 use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
+use crate::io::peer::{Peer, PipeId};
 use crate::msg::Msg;
 use crate::option::Options;
 use crate::pattern::fq::FairQueue;
 use crate::pattern::peer_set::{unmap, PeerSet, Route, RoutingIds};
 use crate::pattern::{Pattern, SendResult};
-use crate::peer::{Peer, PipeId};
 
 use super::id_hash::IdHashState;
 
@@ -259,8 +259,8 @@ impl Pattern for Router {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::peer::SessionPipes;
     use crate::pattern::peer_set::testing::Wakes;
-    use crate::peer::SessionPipes;
     use ferromq_pipe::Read;
     use std::collections::HashSet;
 

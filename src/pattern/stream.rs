@@ -21,12 +21,12 @@ use bytes::Bytes;
 use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
+use crate::io::peer::{Peer, PipeId};
 use crate::msg::Msg;
 use crate::option::{self, Options};
 use crate::pattern::fq::FairQueue;
 use crate::pattern::peer_set::{unmap, PeerSet, Route, RoutingIds};
 use crate::pattern::{Pattern, SendResult};
-use crate::peer::{Peer, PipeId};
 
 use super::id_hash::IdHashState;
 
@@ -215,8 +215,8 @@ impl Pattern for Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::peer::{pipe_pair, SessionPipes};
-    use crate::signaler::Signaler;
+    use crate::io::peer::{pipe_pair, SessionPipes};
+    use crate::io::signaler::Signaler;
     use ferromq_pipe::Read;
 
     fn attach(s: &mut Stream, id: u64, assigned: Option<&'static [u8]>) -> SessionPipes {

@@ -19,11 +19,12 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use bytes::{BufMut, Bytes, BytesMut};
-use ferromq_pattern::MultiTrie;
 use ferromq_pipe::Read;
+use ferromq_trie::MultiTrie;
 use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
+use crate::io::peer::{Peer, PipeId};
 use crate::msg::Msg;
 use crate::option::{
     int_value, Options, ZMQ_INVERT_MATCHING, ZMQ_SUBSCRIBE, ZMQ_UNSUBSCRIBE, ZMQ_XPUB_MANUAL,
@@ -31,7 +32,6 @@ use crate::option::{
 };
 use crate::pattern::peer_set::PeerSet;
 use crate::pattern::{Pattern, SendResult};
-use crate::peer::{Peer, PipeId};
 
 /// PUB keeps subscriptions to itself; XPUB hands them (and upstream messages) to the app.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -403,8 +403,8 @@ impl Pattern for Xpub {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::peer::SessionPipes;
     use crate::pattern::peer_set::testing::Wakes;
-    use crate::peer::SessionPipes;
 
     thread_local! {
         static WAKES: Wakes = Wakes::new();

@@ -19,16 +19,16 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use bytes::{BufMut, Bytes, BytesMut};
-use ferromq_pattern::SubscriptionTrie;
+use ferromq_trie::SubscriptionTrie;
 use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
+use crate::io::peer::{Peer, PipeId};
 use crate::msg::Msg;
 use crate::option::{int_value, Options, ZMQ_INVERT_MATCHING, ZMQ_SUBSCRIBE, ZMQ_UNSUBSCRIBE};
 use crate::pattern::fq::FairQueue;
 use crate::pattern::peer_set::PeerSet;
 use crate::pattern::{Pattern, SendResult};
-use crate::peer::{Peer, PipeId};
 
 /// SUB subscribes through options and filters; XSUB sends subscriptions as messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,8 +235,8 @@ impl Pattern for Xsub {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::peer::SessionPipes;
     use crate::pattern::peer_set::testing::Wakes;
-    use crate::peer::SessionPipes;
     use ferromq_pipe::Read;
 
     thread_local! {

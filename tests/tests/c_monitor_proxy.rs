@@ -35,7 +35,7 @@ fn monitor_and_steerable_proxy_against_ferromq() {
 
 /// libzmq's `zmq_proxy` returns -1/ETERM once the context is shut down. ferromq's runs until
 /// killed: `ferromq::poll` (which `ferromq::proxy` waits in) does not report ETERM after
-/// `Context::shutdown`; the fix belongs in the runtime's src/poll.rs.
+/// `Context::shutdown`; the fix belongs in the runtime's src/api/poll.rs.
 #[test]
 #[ignore = "ferromq::poll ignores context shutdown, so zmq_proxy never returns ETERM"]
 fn proxy_ends_with_eterm_against_ferromq() {

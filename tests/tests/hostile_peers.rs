@@ -142,7 +142,7 @@ fn ready_announcing_2_pow_62_bytes_is_refused_at_once() {
 }
 
 /// With MAXMSGSIZE -1 (the default) a frame beyond what the process could hold is refused at
-/// its header (src/frame_limit.rs), as libzmq's failing allocation refuses it.
+/// its header (src/io/frame_limit.rs), as libzmq's failing allocation refuses it.
 #[test]
 fn data_frame_announcing_2_pow_62_bytes_is_refused_at_once() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

@@ -1,11 +1,11 @@
 //! A STREAM socket's connections (libzmq raw_engine.cpp): no greeting, no handshake, no
 //! framing. What the connection layer does differently for them lives here; the engine's
-//! side is [`crate::framing::Framing::Raw`].
+//! side is [`crate::io::framing::Framing::Raw`].
 
 use bytes::Bytes;
 use ferromq_zmtp::{Metadata, PeerInfo, SocketType};
 
-use crate::peer::SessionPipes;
+use crate::io::peer::SessionPipes;
 
 /// What a raw peer "announced": nothing.
 pub(crate) fn peer() -> PeerInfo {

@@ -17,9 +17,9 @@ use bytes::Bytes;
 use ferromq_pipe::{pipe, pipe_conflate, Notify, Reader, Writer};
 use ferromq_zmtp::{Metadata, SocketType};
 
+use crate::io::peer_hwm::{Boost, PeerHwms};
+use crate::io::wake::WakeSlot;
 use crate::option::{hwm, Options};
-use crate::peer_hwm::{Boost, PeerHwms};
-use crate::wake::WakeSlot;
 
 /// Identifies one pipe pair for the lifetime of a context.
 pub(crate) type PipeId = u64;
@@ -196,7 +196,7 @@ pub(crate) fn inproc_hwm(sender_sndhwm: i32, receiver_rcvhwm: i32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::signaler::Signaler;
+    use crate::io::signaler::Signaler;
     use ferromq_pipe::Read;
 
     #[test]

@@ -13,9 +13,9 @@ use std::task::{Context, Poll};
 use futures_core::Stream;
 use futures_sink::Sink;
 
-use crate::async_socket::AsyncSocket;
+use crate::api::async_socket::AsyncSocket;
+use crate::api::multipart::Multipart;
 use crate::error::{Error, Result};
-use crate::multipart::Multipart;
 
 impl Stream for AsyncSocket {
     /// A whole message, or the error that ended a receive.

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use ferromq_zmtp::Metadata;
 
-use crate::connection::stream_fd;
-use crate::stream::AsyncStream;
+use crate::connect::connection::stream_fd;
+use crate::io::stream::AsyncStream;
 
 /// The name `zmq_msg_get (ZMQ_SRCFD)` looks up, as in libzmq.
 pub const SRCFD_PROPERTY: &str = "__fd";

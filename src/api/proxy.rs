@@ -15,11 +15,11 @@
 use bytes::Bytes;
 use ferromq_zmtp::SocketType;
 
+use crate::api::flags::{RecvFlags, SendFlags};
+use crate::api::multipart::Multipart;
+use crate::api::poll::{poll, PollItem};
+use crate::api::socket::Socket;
 use crate::error::Result;
-use crate::flags::{RecvFlags, SendFlags};
-use crate::multipart::Multipart;
-use crate::poll::{poll, PollItem};
-use crate::socket::Socket;
 use crate::{POLLIN, POLLOUT};
 
 /// Message and byte counts of one proxied socket (libzmq's `zmq_socket_stats_t`).

@@ -2,7 +2,7 @@
 //! under HANDSHAKE_IVL, then the hand-off of the stream (tokio -> std -> mio) to an I/O
 //! thread, and the wait for the engine to give the pipes back.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,43 +11,18 @@ use ferromq_zmtp::{
     protocol_error, Handshake, HandshakeConfig, PeerInfo, SocketType, MAX_HANDSHAKE_INPUT,
 };
 
-use crate::command::Mailbox;
-use crate::engine::{Engine, EngineExit};
 use crate::error::{Error, Result};
-use crate::io_thread::{IoShared, IoThread};
-use crate::monitor::{
+use crate::io::engine::{Engine, EngineExit};
+use crate::io::monitor::{
     MonitorHub, EVENT_HANDSHAKE_FAILED_NO_DETAIL, EVENT_HANDSHAKE_FAILED_PROTOCOL,
     EVENT_HANDSHAKE_SUCCEEDED,
 };
+use crate::io::peer::SessionPipes;
+use crate::io::pool::IoPool;
+use crate::io::session::{Activity, SessionCtl};
+use crate::io::stream::AsyncStream;
 use crate::option::Options;
-use crate::peer::SessionPipes;
-use crate::session::{Activity, SessionCtl};
-use crate::stream::AsyncStream;
-
-/// A context's I/O threads, handed connections round robin.
-#[derive(Debug)]
-pub(crate) struct IoPool {
-    threads: Vec<IoThread>,
-    next: AtomicUsize,
-}
-
-impl IoPool {
-    pub(crate) fn new(n: usize) -> Result<IoPool> {
-        let threads = (0..n.max(1))
-            .map(IoThread::spawn)
-            .collect::<std::io::Result<Vec<_>>>()
-            .map_err(Error::from)?;
-        Ok(IoPool {
-            threads,
-            next: AtomicUsize::new(0),
-        })
-    }
-
-    fn pick(&self) -> &Arc<IoShared> {
-        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.threads.len();
-        self.threads[i].shared()
-    }
-}
+use crate::pattern::mailbox::Mailbox;
 
 /// What a socket's management tasks need, cloned into each.
 #[derive(Debug, Clone)]
@@ -106,7 +81,7 @@ pub(crate) async fn handshake(
 ) -> Result<(PeerInfo, BytesMut)> {
     if link.kind == SocketType::Stream {
         // Raw TCP: nothing to exchange, and libzmq reports no HANDSHAKE_SUCCEEDED.
-        return Ok((crate::raw::peer(), BytesMut::new()));
+        return Ok((crate::io::raw::peer(), BytesMut::new()));
     }
     let ivl = link.options.handshake_ivl;
     let work = run_handshake(stream, link.handshake_config());
@@ -239,7 +214,7 @@ pub(crate) async fn run_engine(
     let notify = raw && link.options.stream_notify;
     let mut pipes = pipes;
     if notify {
-        crate::raw::notify(&mut pipes);
+        crate::io::raw::notify(&mut pipes);
     }
     if peer_major == 1 && matches!(link.kind, SocketType::Pub | SocketType::XPub) {
         // A 1.0 SUB filters by itself and sends no subscriptions: libzmq gives such a peer a
@@ -264,8 +239,8 @@ pub(crate) async fn run_engine(
     }
     link.io.pick().adopt(engine);
     let mut exit = rx.await.ok()?;
-    if notify && matches!(exit.end, crate::engine::EngineEnd::Disconnected(_)) {
-        crate::raw::notify(&mut exit.pipes);
+    if notify && matches!(exit.end, crate::io::engine::EngineEnd::Disconnected(_)) {
+        crate::io::raw::notify(&mut exit.pipes);
     }
     Some(exit)
 }

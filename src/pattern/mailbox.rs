@@ -32,12 +32,12 @@ use bytes::Bytes;
 use ferromq_pipe::Notify;
 use ferromq_zmtp::Metadata;
 
+use crate::io::peer::{Peer, PipeId};
+use crate::io::peer_hwm::HwmRegistry;
+use crate::io::ready::{PeerWake, ReadyList};
+use crate::io::signaler::Signaler;
 use crate::option::Options;
 use crate::pattern::Pattern;
-use crate::peer::{Peer, PipeId};
-use crate::peer_hwm::HwmRegistry;
-use crate::ready::{PeerWake, ReadyList};
-use crate::signaler::Signaler;
 
 /// What the management layer tells a socket.
 #[derive(Debug)]

@@ -13,26 +13,26 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use ferromq_zmtp::SocketType;
 
-use crate::command::{socket_core, Mailbox, Shared};
-use crate::connecter::{connect_loop, Target};
-use crate::connection::SocketLink;
-use crate::context::CtxInner;
-use crate::endpoint::{resolve_for_unbind, Endpoint};
+use crate::api::flags::{Events, RecvFlags, SendFlags};
+use crate::api::multipart::Multipart;
+use crate::api::send_error::SendError;
+use crate::connect::connecter::{connect_loop, Target};
+use crate::connect::connection::SocketLink;
+use crate::connect::endpoint::{resolve_for_unbind, Endpoint};
+use crate::connect::listener::{accept_loop, bind_tcp, Bound, ListenerCtl};
 use crate::error::{Error, Result};
-use crate::flags::{Events, RecvFlags, SendFlags};
-use crate::inproc::InprocSide;
-use crate::ipc::ipc_bind;
-use crate::listener::{accept_loop, bind_tcp, Bound, ListenerCtl};
-use crate::monitor::{MonitorHub, EVENT_BIND_FAILED, EVENT_CLOSED, EVENT_LISTENING};
+use crate::io::monitor::{EventSink, MonitorHub, EVENT_BIND_FAILED, EVENT_CLOSED, EVENT_LISTENING};
+use crate::io::peer::{socket_pipes, PipeId};
+use crate::io::send_buffers::SendBuffers;
+use crate::io::session::{ActivityGuard, SessionCtl};
+use crate::io::signaler::Signaler;
 use crate::msg::Msg;
-use crate::multipart::Multipart;
 use crate::option::{self, Options};
 use crate::pattern;
-use crate::peer::{socket_pipes, PipeId};
-use crate::send_buffers::SendBuffers;
-use crate::send_error::SendError;
-use crate::session::{ActivityGuard, SessionCtl};
-use crate::signaler::Signaler;
+use crate::pattern::mailbox::{socket_core, Mailbox, Shared};
+use crate::runtime::CtxInner;
+use crate::transport::inproc::InprocSide;
+use crate::transport::ipc::ipc_bind;
 
 #[derive(Debug)]
 enum Binding {
@@ -259,7 +259,7 @@ impl Socket {
                 return Ok(());
             }
             Endpoint::Tcp(addr) => {
-                crate::endpoint::check_tcp_connect_syntax(&endpoint["tcp://".len()..])?;
+                crate::connect::endpoint::check_tcp_connect_syntax(&endpoint["tcp://".len()..])?;
                 // Fail early on what can never work (a `*` host, a missing port).
                 if addr.port.is_none() || addr.host == "*" {
                     return Err(Error::Invalid);
@@ -358,7 +358,15 @@ impl Socket {
         if self.ctx.is_terminated() {
             return Err(Error::Term);
         }
-        self.monitor.start(&self.ctx, endpoint, events)
+        if !matches!(Endpoint::parse(endpoint)?, Endpoint::Inproc(_)) {
+            return Err(Error::ProtoNoSupport);
+        }
+        // The old monitor gets MONITOR_STOPPED and unbinds first, so its endpoint is reusable.
+        self.monitor.stop();
+        let mut pair = Socket::new(Arc::clone(&self.ctx), SocketType::Pair)?;
+        pair.set_linger(0)?;
+        pair.bind(endpoint)?;
+        self.monitor.install(Box::new(pair), events)
     }
 
     /// Stops the monitor (it sends MONITOR_STOPPED if asked for).
@@ -799,6 +807,19 @@ impl Drop for Socket {
         }
         self.monitor.stop();
         self.ctx.unregister(self.id);
+    }
+}
+
+/// A monitor's PAIR is where the connection tasks' events go (`crate::io::monitor` knows only
+/// this trait, not sockets).
+impl EventSink for Socket {
+    fn offer(&mut self, [head, endpoint]: [Bytes; 2]) {
+        if self
+            .send(head, SendFlags::SNDMORE | SendFlags::DONTWAIT)
+            .is_ok()
+        {
+            let _ = self.send(endpoint, SendFlags::DONTWAIT);
+        }
     }
 }
 

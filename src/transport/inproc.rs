@@ -8,10 +8,12 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use ferromq_zmtp::{Metadata, SocketType};
 
-use crate::command::{Mailbox, SocketCommand};
 use crate::error::{Error, Result};
-use crate::peer::{conflate_flows, inproc_hwm, peer_pipes, pipe_pair, Peer, PipeId, SessionPipes};
-use crate::peer_hwm::{effective, Boost};
+use crate::io::peer::{
+    conflate_flows, inproc_hwm, peer_pipes, pipe_pair, Peer, PipeId, SessionPipes,
+};
+use crate::io::peer_hwm::{effective, Boost};
+use crate::pattern::mailbox::{Mailbox, SocketCommand};
 
 /// What a socket publishes about itself to inproc peers.
 #[derive(Debug, Clone)]

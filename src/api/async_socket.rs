@@ -30,12 +30,12 @@ use std::task::{Context, Poll, Waker};
 use bytes::Bytes;
 use tokio::io::unix::AsyncFd;
 
+use crate::api::flags::{RecvFlags, SendFlags};
+use crate::api::multipart::Multipart;
+use crate::api::send_error::SendError;
+use crate::api::socket::{SendResult, Socket};
 use crate::error::{Error, Result};
-use crate::flags::{RecvFlags, SendFlags};
 use crate::msg::Msg;
-use crate::multipart::Multipart;
-use crate::send_error::SendError;
-use crate::socket::{SendResult, Socket};
 
 /// Which operation waits: each keeps its own task's waker.
 #[derive(Debug, Clone, Copy)]

@@ -6,20 +6,22 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::command::SocketCommand;
-use crate::connection::{configure_tcp, handshake, run_engine, stream_fd, Backoff, SocketLink};
-use crate::connection_props::connection_metadata;
-use crate::endpoint::TcpAddr;
-use crate::engine::EngineEnd;
+use crate::connect::connection::{
+    configure_tcp, handshake, run_engine, stream_fd, Backoff, SocketLink,
+};
+use crate::connect::connection_props::connection_metadata;
+use crate::connect::endpoint::TcpAddr;
 use crate::error::{Error, Result};
-use crate::ipc::ipc_connect;
-use crate::monitor::{
+use crate::io::engine::EngineEnd;
+use crate::io::monitor::{
     EVENT_CONNECTED, EVENT_CONNECT_DELAYED, EVENT_CONNECT_RETRIED, EVENT_DISCONNECTED,
 };
+use crate::io::peer::{socket_pipes, PipeId, SessionPipes};
+use crate::io::session::{ActivityGuard, SessionCtl};
+use crate::io::stream::AsyncStream;
 use crate::option::Options;
-use crate::peer::{socket_pipes, PipeId, SessionPipes};
-use crate::session::{ActivityGuard, SessionCtl};
-use crate::stream::AsyncStream;
+use crate::pattern::mailbox::SocketCommand;
+use crate::transport::ipc::ipc_connect;
 
 /// Where a connecting endpoint goes.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use ferromq_pipe::Notify;
 
-use crate::wake::WakeSlot;
+use crate::io::wake::WakeSlot;
 
 /// Shared control of one session.
 #[derive(Debug, Default)]

@@ -11,12 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 
-use crate::context::CtxInner;
-use crate::endpoint::Endpoint;
 use crate::error::{Error, Result};
-use crate::flags::SendFlags;
-use crate::socket::Socket;
-use crate::SocketType;
 
 /// A connection was established; value: its fd.
 pub const EVENT_CONNECTED: u16 = 0x0001;
@@ -101,25 +96,25 @@ pub(crate) struct MonitorHub {
     sink: Mutex<Option<Sink>>,
 }
 
+/// Where events are written: the PAIR socket `zmq_socket_monitor` binds, which the socket
+/// layer creates and installs, so that this module (used by the connection tasks) knows
+/// nothing about sockets.
+pub(crate) trait EventSink: Send + std::fmt::Debug {
+    /// Sends one event's two frames without waiting; a monitor with no reader or at its HWM
+    /// loses the event rather than blocking the connection that raised it.
+    fn offer(&mut self, frames: [Bytes; 2]);
+}
+
 #[derive(Debug)]
 struct Sink {
-    socket: Socket,
+    out: Box<dyn EventSink>,
     events: u16,
 }
 
 impl Sink {
     fn send(&mut self, event: &MonitorEvent) {
-        if self.events & event.event == 0 {
-            return;
-        }
-        let [head, endpoint] = event.to_frames();
-        // A monitor with no reader or at its HWM loses the event (never blocks the caller).
-        if self
-            .socket
-            .send(head, SendFlags::SNDMORE | SendFlags::DONTWAIT)
-            .is_ok()
-        {
-            let _ = self.socket.send(endpoint, SendFlags::DONTWAIT);
+        if self.events & event.event != 0 {
+            self.out.offer(event.to_frames());
         }
     }
 }
@@ -129,18 +124,11 @@ impl MonitorHub {
         Arc::new(MonitorHub::default())
     }
 
-    /// Starts monitoring into a PAIR bound at `endpoint` (inproc only, as libzmq), replacing
-    /// a monitor already running (which gets MONITOR_STOPPED).
-    pub(crate) fn start(&self, ctx: &Arc<CtxInner>, endpoint: &str, events: u16) -> Result<()> {
-        if !matches!(Endpoint::parse(endpoint)?, Endpoint::Inproc(_)) {
-            return Err(Error::ProtoNoSupport);
-        }
-        self.stop();
-        let mut socket = Socket::new(Arc::clone(ctx), SocketType::Pair)?;
-        socket.set_linger(0)?;
-        socket.bind(endpoint)?;
+    /// Starts sending the `events` asked for to `out`. The caller has stopped any monitor
+    /// running before (`stop`), so it got MONITOR_STOPPED before its endpoint was reused.
+    pub(crate) fn install(&self, out: Box<dyn EventSink>, events: u16) -> Result<()> {
         let mut slot = self.sink.lock().map_err(|_| Error::Fault)?;
-        *slot = Some(Sink { socket, events });
+        *slot = Some(Sink { out, events });
         Ok(())
     }
 
@@ -186,7 +174,7 @@ impl MonitorHub {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Context, RecvFlags};
+    use crate::{Context, RecvFlags, SocketType};
 
     #[test]
     fn frames_round_trip_and_bad_frames_are_refused() {

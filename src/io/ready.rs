@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use ferromq_pipe::Notify;
 
-use crate::peer::PipeId;
-use crate::signaler::Signaler;
+use crate::io::peer::PipeId;
+use crate::io::signaler::Signaler;
 
 /// Ids of peers whose pipes changed since the socket last looked.
 #[derive(Debug, Default)]

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
 
+use crate::api::flags::{POLLERR, POLLIN, POLLOUT};
+use crate::api::socket::Socket;
 use crate::error::{Error, Result};
-use crate::flags::{POLLERR, POLLIN, POLLOUT};
-use crate::socket::Socket;
 
 #[derive(Debug)]
 enum Target<'a> {

@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use ferromq_pipe::Notify;
 use mio::{Events, Interest, Poll, Token, Waker};
 
-use crate::deadlines::Deadlines;
-use crate::engine::{Engine, Step};
-use crate::recv_buffers::RecvBuffers;
+use crate::io::deadlines::Deadlines;
+use crate::io::engine::{Engine, Step};
+use crate::io::recv_buffers::RecvBuffers;
 
 const WAKER: Token = Token(usize::MAX);
 
@@ -103,7 +103,7 @@ impl IoThread {
         let handle = std::thread::Builder::new()
             .name(format!("ferromq-io-{index}"))
             .spawn(move || {
-                crate::thread_signals::block_all();
+                crate::io::thread_signals::block_all();
                 run(poll, &thread_shared)
             })?;
         Ok(IoThread {

@@ -16,16 +16,16 @@ use bytes::{Bytes, BytesMut};
 use ferromq_pipe::Read as PipeRead;
 use ferromq_zmtp::{Command, Decoded, Encoder, FrameDecoder};
 
-use crate::framing::Framing;
+use crate::io::framing::Framing;
 
 use crate::error::Error;
-use crate::frame_limit::inbound_frame_limit;
-use crate::heartbeat::Heartbeat;
+use crate::io::frame_limit::inbound_frame_limit;
+use crate::io::heartbeat::Heartbeat;
+use crate::io::peer::SessionPipes;
+use crate::io::recv_buffers::RecvBuffers;
+use crate::io::session::SessionCtl;
+use crate::io::stream::Stream;
 use crate::option::Options;
-use crate::peer::SessionPipes;
-use crate::recv_buffers::RecvBuffers;
-use crate::session::SessionCtl;
-use crate::stream::Stream;
 
 /// Read size when the last read filled its buffer (a busy stream).
 const BIG_READ: usize = 64 * 1024;

@@ -9,18 +9,18 @@ use std::sync::{Arc, Mutex, Weak};
 
 use socket2::{Domain, Socket as RawSocket, Type};
 
-use crate::command::SocketCommand;
-use crate::connection::{configure_tcp, handshake, run_engine, stream_fd, SocketLink};
-use crate::connection_props::connection_metadata;
-use crate::endpoint::{tcp_endpoint_string, TcpAddr};
-use crate::engine::EngineEnd;
+use crate::connect::connection::{configure_tcp, handshake, run_engine, stream_fd, SocketLink};
+use crate::connect::connection_props::connection_metadata;
+use crate::connect::endpoint::{tcp_endpoint_string, TcpAddr};
 use crate::error::{Error, Result};
-use crate::ipc::IpcPath;
-use crate::monitor::{EVENT_ACCEPTED, EVENT_ACCEPT_FAILED, EVENT_DISCONNECTED};
+use crate::io::engine::EngineEnd;
+use crate::io::monitor::{EVENT_ACCEPTED, EVENT_ACCEPT_FAILED, EVENT_DISCONNECTED};
+use crate::io::peer::socket_pipes;
+use crate::io::session::{ActivityGuard, SessionCtl};
+use crate::io::stream::AsyncStream;
 use crate::option::Options;
-use crate::peer::socket_pipes;
-use crate::session::{ActivityGuard, SessionCtl};
-use crate::stream::AsyncStream;
+use crate::pattern::mailbox::SocketCommand;
+use crate::transport::ipc::IpcPath;
 
 /// A bound, listening socket.
 #[derive(Debug)]

@@ -1,0 +1,126 @@
+//! A context's machinery below its sockets: the tokio management runtime and the I/O threads
+//! (started together on the first tcp/ipc bind or connect, so an inproc-only program never
+//! pays for them), the inproc registry, the sockets' wake-ups for termination, and the count
+//! of lingering work `term` waits for. The public `Context` (src/context.rs) sits above the
+//! sockets and owns one of these; sockets and connection tasks hold it too, so it must not
+//! know them.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ferromq_pipe::Notify;
+
+use crate::error::{Error, Result};
+use crate::io::pool::IoPool;
+use crate::io::session::Activity;
+use crate::io::signaler::Signaler;
+use crate::transport::inproc::InprocRegistry;
+
+/// The tokio runtime and the I/O threads, started together on first use.
+#[derive(Debug)]
+pub(crate) struct Reactor {
+    runtime: Option<tokio::runtime::Runtime>,
+    pub io: Arc<IoPool>,
+}
+
+impl Reactor {
+    pub(crate) fn handle(&self) -> Option<&tokio::runtime::Handle> {
+        self.runtime.as_ref().map(|r| r.handle())
+    }
+}
+
+impl Drop for Reactor {
+    fn drop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct CtxInner {
+    io_threads: usize,
+    reactor: Mutex<Option<Arc<Reactor>>>,
+    pub inproc: InprocRegistry,
+    terminated: AtomicBool,
+    sockets: Mutex<HashMap<u64, Arc<Signaler>>>,
+    next_socket: AtomicU64,
+    pub pipe_ids: Arc<AtomicU64>,
+    pub activity: Arc<Activity>,
+    /// The process that made the context: a forked child has its memory but not its threads.
+    pid: u32,
+}
+
+impl CtxInner {
+    pub(crate) fn new(io_threads: usize) -> CtxInner {
+        CtxInner {
+            io_threads: io_threads.max(1),
+            reactor: Mutex::new(None),
+            inproc: InprocRegistry::default(),
+            terminated: AtomicBool::new(false),
+            sockets: Mutex::new(HashMap::new()),
+            next_socket: AtomicU64::new(1),
+            pipe_ids: Arc::new(AtomicU64::new(1)),
+            activity: Arc::new(Activity::default()),
+            pid: std::process::id(),
+        }
+    }
+
+    /// Marks the context terminated and wakes every socket, so blocking calls return ETERM.
+    pub(crate) fn shutdown(&self) {
+        self.terminated.store(true, Ordering::Release);
+        let signals: Vec<Arc<Signaler>> = self
+            .sockets
+            .lock()
+            .map(|s| s.values().cloned().collect())
+            .unwrap_or_default();
+        for s in signals {
+            s.notify();
+        }
+    }
+
+    /// Whether this process made the context: a forked child has its memory but not the I/O
+    /// threads and session tasks that hold the activity count, so `term` must not wait there.
+    pub(crate) fn is_parent(&self) -> bool {
+        std::process::id() == self.pid
+    }
+
+    pub(crate) fn is_terminated(&self) -> bool {
+        self.terminated.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn reactor(&self) -> Result<Arc<Reactor>> {
+        let mut slot = self.reactor.lock().map_err(|_| Error::Fault)?;
+        if let Some(r) = slot.as_ref() {
+            return Ok(Arc::clone(r));
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("ferromq-mgmt")
+            .on_thread_start(crate::io::thread_signals::block_all)
+            .enable_all()
+            .build()
+            .map_err(Error::from)?;
+        let reactor = Arc::new(Reactor {
+            runtime: Some(runtime),
+            io: Arc::new(IoPool::new(self.io_threads)?),
+        });
+        *slot = Some(Arc::clone(&reactor));
+        Ok(reactor)
+    }
+
+    pub(crate) fn register(&self, signal: Arc<Signaler>) -> u64 {
+        let id = self.next_socket.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut s) = self.sockets.lock() {
+            s.insert(id, signal);
+        }
+        id
+    }
+
+    pub(crate) fn unregister(&self, id: u64) {
+        if let Ok(mut s) = self.sockets.lock() {
+            s.remove(&id);
+        }
+    }
+}
