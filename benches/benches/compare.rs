@@ -8,6 +8,10 @@
 //! profiler (`perf record`), and writes no docs. `-- --zeromq` adds the pure-Rust zmq.rs as a
 //! third column on the cells it supports (no PAIR, no poll, no inproc) and writes its tables
 //! to their own block (`matrix-zeromq`) and CSV, leaving the two-library matrix alone.
+//! `-- --async` adds ferromq's async API (`AsyncSocket`, driven through `block_on` on a
+//! multi-thread tokio runtime, as zmq.rs is) as a further column; a run with it writes to the
+//! `matrix-async` block and CSV, so `--async --zeromq` puts blocking ferromq, async ferromq,
+//! libzmq and zmq.rs side by side.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -18,7 +22,7 @@ use ferromq_benches::libzmq::Libzmq;
 use ferromq_benches::matrix::{latency, throughput, Latency, Pattern, Throughput, Transport};
 use ferromq_benches::report::{self, median, Row};
 use ferromq_benches::zeromq::Zeromq;
-use ferromq_benches::{ferromq::Ferromq, plot};
+use ferromq_benches::{ferromq::Ferromq, ferromq_async::FerromqAsync, plot};
 
 const QUICK_SIZES: [usize; 2] = [64, 65536];
 const FULL_SIZES: [usize; 6] = [64, 256, 1024, 65536, 131072, 262144];
@@ -35,6 +39,8 @@ struct Options {
     libs: Vec<usize>,
     /// zmq.rs is in the run (`--zeromq`, or `--only zmq.rs`).
     zeromq: bool,
+    /// ferromq's async API is in the run (`--async`, or `--only "ferromq async"`).
+    async_api: bool,
 }
 
 fn parse_args() -> Options {
@@ -48,6 +54,7 @@ fn parse_args() -> Options {
         write_docs: true,
         libs: vec![FERROMQ, LIBZMQ],
         zeromq: false,
+        async_api: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -58,7 +65,11 @@ fn parse_args() -> Options {
             "--no-docs" => o.write_docs = false,
             "--zeromq" => {
                 o.zeromq = true;
-                o.libs = vec![FERROMQ, LIBZMQ, ZEROMQ];
+                o.libs.push(ZEROMQ);
+            }
+            "--async" => {
+                o.async_api = true;
+                o.libs.push(ASYNC);
             }
             "--out-dir" => {
                 if let Some(v) = args.next() {
@@ -93,6 +104,7 @@ fn parse_args() -> Options {
                     .filter(|&i| NAMES[i].eq_ignore_ascii_case(&v))
                     .collect();
                 o.zeromq = o.libs.contains(&ZEROMQ);
+                o.async_api = o.libs.contains(&ASYNC);
                 // A one-library run is for a profiler, not for the tables.
                 o.write_docs = false;
             }
@@ -135,12 +147,29 @@ struct Libraries {
     libzmq: Libzmq,
     /// Made only for a run that includes it.
     zeromq: Option<Zeromq>,
+    /// Made only for a run that includes it.
+    ferromq_async: Option<FerromqAsync>,
 }
 
-const NAMES: [&str; 3] = [Ferromq::NAME, Libzmq::NAME, Zeromq::NAME];
+const NAMES: [&str; 4] = [
+    Ferromq::NAME,
+    Libzmq::NAME,
+    Zeromq::NAME,
+    FerromqAsync::NAME,
+];
 const FERROMQ: usize = 0;
 const LIBZMQ: usize = 1;
 const ZEROMQ: usize = 2;
+const ASYNC: usize = 3;
+
+/// Whether library `lib` runs the cell at all.
+fn runs(lib: usize, p: Pattern, t: Transport) -> bool {
+    match lib {
+        ZEROMQ => Zeromq::supports(p, t),
+        ASYNC => FerromqAsync::supports(p),
+        _ => true,
+    }
+}
 
 impl Libraries {
     fn throughput(
@@ -151,9 +180,10 @@ impl Libraries {
         size: usize,
         n: usize,
     ) -> BenchResult<Throughput> {
-        match (lib, &self.zeromq) {
-            (FERROMQ, _) => throughput(&self.ferromq, p, t, size, n),
-            (ZEROMQ, Some(z)) => throughput(z, p, t, size, n),
+        match (lib, &self.zeromq, &self.ferromq_async) {
+            (FERROMQ, ..) => throughput(&self.ferromq, p, t, size, n),
+            (ZEROMQ, Some(z), _) => throughput(z, p, t, size, n),
+            (ASYNC, _, Some(a)) => throughput(a, p, t, size, n),
             _ => throughput(&self.libzmq, p, t, size, n),
         }
     }
@@ -166,9 +196,10 @@ impl Libraries {
         size: usize,
         n: usize,
     ) -> BenchResult<Latency> {
-        match (lib, &self.zeromq) {
-            (FERROMQ, _) => latency(&self.ferromq, p, t, size, n),
-            (ZEROMQ, Some(z)) => latency(z, p, t, size, n),
+        match (lib, &self.zeromq, &self.ferromq_async) {
+            (FERROMQ, ..) => latency(&self.ferromq, p, t, size, n),
+            (ZEROMQ, Some(z), _) => latency(z, p, t, size, n),
+            (ASYNC, _, Some(a)) => latency(a, p, t, size, n),
             _ => latency(&self.libzmq, p, t, size, n),
         }
     }
@@ -191,13 +222,24 @@ fn machine() -> String {
 fn main() {
     let o = parse_args();
     let zeromq = if o.zeromq { Some(Zeromq::new()) } else { None };
-    let libs = match (Ferromq::new(), Libzmq::new(), zeromq.transpose()) {
-        (Ok(ferromq), Ok(libzmq), Ok(zeromq)) => Libraries {
+    let ferromq_async = if o.async_api {
+        Some(FerromqAsync::new())
+    } else {
+        None
+    };
+    let libs = match (
+        Ferromq::new(),
+        Libzmq::new(),
+        zeromq.transpose(),
+        ferromq_async.transpose(),
+    ) {
+        (Ok(ferromq), Ok(libzmq), Ok(zeromq), Ok(ferromq_async)) => Libraries {
             ferromq,
             libzmq,
             zeromq,
+            ferromq_async,
         },
-        (Err(e), ..) | (_, Err(e), _) | (.., Err(e)) => {
+        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => {
             eprintln!("cannot create contexts: {e}");
             std::process::exit(1);
         }
@@ -233,7 +275,7 @@ fn main() {
                         .libs
                         .iter()
                         .copied()
-                        .filter(|&lib| lib != ZEROMQ || Zeromq::supports(pattern, transport))
+                        .filter(|&lib| runs(lib, pattern, transport))
                         .collect();
                     if !order.is_empty() {
                         let turn = rep % order.len();
@@ -318,6 +360,11 @@ fn main() {
             }
         }
     }
+    // The command as run, so a partial run (`--patterns`, `--sizes`) says which one it was.
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
     let header = format!(
         "Measured {} by `cargo bench -p ferromq-benches --bench compare{}` on {}; median of {} \
          runs per library, interleaved; libzmq is 4.3.4 as bundled by the `zmq` crate. \
@@ -325,40 +372,47 @@ fn main() {
          (round trip / 2) mean in us, p50/p99, diff % = (libzmq - ferromq) / libzmq. Positive diff \
          means ferromq is better.",
         today(),
-        match (o.full, o.zeromq) {
-            (true, true) => " -- --full --zeromq",
-            (true, false) => " -- --full",
-            (false, true) => " -- --zeromq",
-            (false, false) => "",
+        if args.is_empty() {
+            String::new()
+        } else {
+            format!(" -- {}", args.join(" "))
         },
         machine(),
         o.reps
     );
-    let third = o.zeromq.then_some(NAMES[ZEROMQ]);
-    let header = if o.zeromq {
-        format!(
-            "{header} The last column is zmq.rs (the `zeromq` crate 0.7, driven through `block_on` \
-             on a tokio runtime), on the cells it supports.",
-        )
-    } else {
-        header
-    };
-    let md = report::markdown(&rows, NAMES[FERROMQ], NAMES[LIBZMQ], third, &header);
+    let mut extras = Vec::new();
+    let mut header = header;
+    if o.zeromq {
+        extras.push(NAMES[ZEROMQ]);
+        header.push_str(
+            " The zmq.rs column is the `zeromq` crate 0.7, driven through `block_on` on a tokio \
+             runtime, on the cells it supports.",
+        );
+    }
+    if o.async_api {
+        extras.push(NAMES[ASYNC]);
+        header.push_str(
+            " The ferromq async column is `ferromq::AsyncSocket`, each call driven through \
+             `block_on` on a multi-thread tokio runtime (one worker), as zmq.rs is.",
+        );
+    }
+    let md = report::markdown(&rows, NAMES[FERROMQ], NAMES[LIBZMQ], &extras, &header);
     println!("{md}");
     if o.write_docs {
         let perf_dir = o.out_dir.join("perf");
         let _ = std::fs::create_dir_all(&perf_dir);
-        let mode = match (o.zeromq, o.full) {
-            (true, _) => "zeromq",
-            (false, true) => "full",
-            (false, false) => "quick",
+        let mode = match (o.async_api, o.zeromq, o.full) {
+            (true, ..) => "async",
+            (false, true, _) => "zeromq",
+            (false, false, true) => "full",
+            (false, false, false) => "quick",
         };
         let csv_path = perf_dir.join(format!("matrix-{mode}.csv"));
         if let Err(e) = std::fs::write(&csv_path, report::csv(&rows)) {
             eprintln!("cannot write {}: {e}", csv_path.display());
         }
         // The plots show the two-library matrix only.
-        if !o.zeromq {
+        if !o.zeromq && !o.async_api {
             match plot::throughput_svgs(&rows, &NAMES[..2], &perf_dir) {
                 Ok(paths) => eprintln!("plots: {}", paths.join(", ")),
                 Err(e) => eprintln!("cannot draw plots: {e}"),

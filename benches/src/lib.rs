@@ -6,6 +6,7 @@
 
 pub mod backend;
 pub mod ferromq;
+pub mod ferromq_async;
 pub mod libzmq;
 pub mod libzmq_trie;
 pub mod matrix;
@@ -43,4 +44,23 @@ pub fn proc_status_kib(field: &str) -> u64 {
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         })
         .unwrap_or(0)
+}
+
+/// Runs `f` to completion on `runtime` from a thread outside it, or gives up (`None`) after the
+/// harness's receive timeout. The timer is armed only once `f` has had to wait: a timeout around
+/// every call reads the clock per message, which neither blocking library pays.
+pub fn block_on_within<F: std::future::Future>(
+    runtime: &tokio::runtime::Handle,
+    f: F,
+) -> Option<F::Output> {
+    use std::task::Poll;
+    let limit = std::time::Duration::from_millis(RECV_TIMEOUT_MS as u64);
+    runtime.block_on(async move {
+        let mut f = std::pin::pin!(f);
+        let first = std::future::poll_fn(|cx| Poll::Ready(f.as_mut().poll(cx))).await;
+        match first {
+            Poll::Ready(out) => Some(out),
+            Poll::Pending => tokio::time::timeout(limit, f).await.ok(),
+        }
+    })
 }

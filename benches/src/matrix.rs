@@ -460,6 +460,20 @@ mod tests {
     }
 
     #[test]
+    fn ferromq_async_runs_every_cell_it_supports() {
+        use crate::ferromq_async::FerromqAsync;
+        use ferromq::{has_socket_type, SocketType};
+        let supported: Vec<Pattern> = Pattern::ALL
+            .into_iter()
+            .filter(|p| p.name() != "PUBSUB" || has_socket_type(SocketType::Pub))
+            .filter(|p| p.name() != "REQ_REP" || has_socket_type(SocketType::Req))
+            .filter(|&p| FerromqAsync::supports(p))
+            .collect();
+        assert!(supported.contains(&Pattern::DealerDealer));
+        smoke::<FerromqAsync>(&supported, |_, _| Some(true));
+    }
+
+    #[test]
     fn zeromq_runs_every_cell_it_supports() {
         use crate::zeromq::Zeromq;
         smoke::<Zeromq>(&Pattern::ALL, |p, t| {

@@ -51,13 +51,13 @@ fn size_label(size: usize) -> String {
 }
 
 /// Markdown: one section per pattern, a throughput table and a latency table in each.
-/// `third`, when given, adds that library's msg/s and latency as a last column ("-" in the
-/// cells it did not run).
+/// Each of `extras` (zmq.rs, ferromq's async API) adds that library's msg/s and latency as a
+/// further column ("-" in the cells it did not run).
 pub fn markdown(
     rows: &[Row],
     ours: &str,
     theirs: &str,
-    third: Option<&str>,
+    extras: &[&str],
     header: &str,
 ) -> String {
     let mut out = String::new();
@@ -69,12 +69,12 @@ pub fn markdown(
         let _ = writeln!(
             out,
             "| transport | size | {ours} msg/s | {theirs} msg/s | {ours} MB/s | {theirs} MB/s | diff % |{}",
-            extra_header(third, "msg/s")
+            extra_header(extras, "msg/s")
         );
         let _ = writeln!(
             out,
             "|---|---:|---:|---:|---:|---:|---:|{}",
-            extra_rule(third)
+            extra_rule(extras)
         );
         for r in rows.iter().filter(|r| r.pattern == pattern) {
             let t_all: Vec<(&str, (f64, f64))> = r
@@ -85,7 +85,7 @@ pub fn markdown(
             let (Some(o), Some(t)) = (lookup(&t_all, ours), lookup(&t_all, theirs)) else {
                 continue;
             };
-            let extra = third.map(|n| lookup(&t_all, n).map(|x| format!("{:.0}", x.0)));
+            let extra = extra_cells(extras, |n| lookup(&t_all, n).map(|x| format!("{:.0}", x.0)));
             let _ = writeln!(
                 out,
                 "| {} | {} | {:.0} | {:.0} | {:.1} | {:.1} | {:+.1} |{}",
@@ -96,18 +96,18 @@ pub fn markdown(
                 o.1,
                 t.1,
                 gain_higher(o.0, t.0),
-                extra_cell(extra)
+                extra
             );
         }
         let _ = writeln!(
             out,
             "\n| transport | size | {ours} us | {theirs} us | {ours} p50/p99 | {theirs} p50/p99 | diff % |{}",
-            extra_header(third, "us")
+            extra_header(extras, "us")
         );
         let _ = writeln!(
             out,
             "|---|---:|---:|---:|---:|---:|---:|{}",
-            extra_rule(third)
+            extra_rule(extras)
         );
         for r in rows.iter().filter(|r| r.pattern == pattern) {
             let l: Vec<(&str, (f64, f64, f64))> = r
@@ -118,7 +118,7 @@ pub fn markdown(
             let (Some(o), Some(t)) = (lookup(&l, ours), lookup(&l, theirs)) else {
                 continue;
             };
-            let extra = third.map(|n| lookup(&l, n).map(|x| format!("{:.1}", x.0)));
+            let extra = extra_cells(extras, |n| lookup(&l, n).map(|x| format!("{:.1}", x.0)));
             let _ = writeln!(
                 out,
                 "| {} | {} | {:.1} | {:.1} | {:.1}/{:.1} | {:.1}/{:.1} | {:+.1} |{}",
@@ -131,7 +131,7 @@ pub fn markdown(
                 t.1,
                 t.2,
                 gain_lower(o.0, t.0),
-                extra_cell(extra)
+                extra
             );
         }
         out.push('\n');
@@ -139,24 +139,20 @@ pub fn markdown(
     out
 }
 
-fn extra_header(third: Option<&str>, unit: &str) -> String {
-    third.map_or(String::new(), |n| format!(" {n} {unit} |"))
+fn extra_header(extras: &[&str], unit: &str) -> String {
+    extras.iter().map(|n| format!(" {n} {unit} |")).collect()
 }
 
-fn extra_rule(third: Option<&str>) -> &'static str {
-    if third.is_some() {
-        "---:|"
-    } else {
-        ""
-    }
+fn extra_rule(extras: &[&str]) -> String {
+    "---:|".repeat(extras.len())
 }
 
-/// The third library's cell: its figure, "-" where it did not run, nothing without a third.
-fn extra_cell(cell: Option<Option<String>>) -> String {
-    match cell {
-        None => String::new(),
-        Some(v) => format!(" {} |", v.unwrap_or_else(|| "-".into())),
-    }
+/// The extra libraries' cells: each one's figure, "-" where it did not run.
+fn extra_cells(extras: &[&str], figure: impl Fn(&str) -> Option<String>) -> String {
+    extras
+        .iter()
+        .map(|n| format!(" {} |", figure(n).unwrap_or_else(|| "-".into())))
+        .collect()
 }
 
 /// CSV, one line per library per row.
@@ -245,14 +241,25 @@ mod tests {
 
     #[test]
     fn third_library_gets_a_column_and_a_dash_where_it_did_not_run() {
-        let md = markdown(&[row(true)], "ferromq", "libzmq", Some("zmq.rs"), "h");
+        let md = markdown(&[row(true)], "ferromq", "libzmq", &["zmq.rs"], "h");
         assert!(md.contains("| diff % | zmq.rs msg/s |"));
         assert!(md.contains("| +100.0 | 50 |"));
         assert!(md.contains("| +50.0 | 30.0 |"));
-        let md = markdown(&[row(false)], "ferromq", "libzmq", Some("zmq.rs"), "h");
+        let md = markdown(&[row(false)], "ferromq", "libzmq", &["zmq.rs"], "h");
         assert!(md.contains("| +100.0 | - |"));
-        let two = markdown(&[row(true)], "ferromq", "libzmq", None, "h");
+        let two = markdown(&[row(true)], "ferromq", "libzmq", &[], "h");
         assert!(!two.contains("zmq.rs"));
+    }
+
+    #[test]
+    fn each_extra_library_gets_its_own_column_in_order() {
+        let mut r = row(true);
+        r.throughput.push(("ferromq async", 150.0, 1.5));
+        let md = markdown(&[r], "ferromq", "libzmq", &["zmq.rs", "ferromq async"], "h");
+        assert!(md.contains("| zmq.rs msg/s | ferromq async msg/s |"));
+        assert!(md.contains("| +100.0 | 50 | 150 |"));
+        // No latency figure for the async column: a dash in its place.
+        assert!(md.contains("| +50.0 | 30.0 | - |"));
     }
 
     #[test]

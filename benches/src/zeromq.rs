@@ -9,7 +9,6 @@
 //! [`Zeromq::measures_throughput`]).
 
 use std::collections::VecDeque;
-use std::time::Duration;
 
 use bytes::Bytes;
 use tokio::runtime::{Handle, Runtime};
@@ -67,8 +66,7 @@ pub struct ZeromqSocket {
 
 /// Runs `f` to completion on `runtime`, or gives up after the harness's receive timeout.
 fn within<F: std::future::Future>(runtime: &Handle, f: F) -> Option<F::Output> {
-    let limit = Duration::from_millis(crate::RECV_TIMEOUT_MS as u64);
-    runtime.block_on(async move { tokio::time::timeout(limit, f).await.ok() })
+    crate::block_on_within(runtime, f)
 }
 
 fn err(what: &str, e: impl std::fmt::Display) -> BenchError {
