@@ -8,10 +8,10 @@
 //! profiler (`perf record`), and writes no docs. `-- --zeromq` adds the pure-Rust zmq.rs as a
 //! third column on the cells it supports (no PAIR, no poll, no inproc) and writes its tables
 //! to their own block (`matrix-zeromq`) and CSV, leaving the two-library matrix alone.
-//! `-- --async` adds ferromq's async API (`AsyncSocket`, driven through `block_on` on a
-//! multi-thread tokio runtime, as zmq.rs is) as a further column; a run with it writes to the
-//! `matrix-async` block and CSV, so `--async --zeromq` puts blocking ferromq, async ferromq,
-//! libzmq and zmq.rs side by side.
+//! `-- --async` adds ferromq's async API (`AsyncSocket`) as two further columns, driven through
+//! `block_on` on a multi-thread tokio runtime as zmq.rs is, and on a current-thread runtime per
+//! socket; a run with it writes to the `matrix-async` block and CSV, so `--async --zeromq` puts
+//! blocking ferromq, async ferromq, libzmq and zmq.rs side by side.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -69,7 +69,7 @@ fn parse_args() -> Options {
             }
             "--async" => {
                 o.async_api = true;
-                o.libs.push(ASYNC);
+                o.libs.extend([ASYNC, ASYNC_CT]);
             }
             "--out-dir" => {
                 if let Some(v) = args.next() {
@@ -104,7 +104,7 @@ fn parse_args() -> Options {
                     .filter(|&i| NAMES[i].eq_ignore_ascii_case(&v))
                     .collect();
                 o.zeromq = o.libs.contains(&ZEROMQ);
-                o.async_api = o.libs.contains(&ASYNC);
+                o.async_api = o.libs.contains(&ASYNC) || o.libs.contains(&ASYNC_CT);
                 // A one-library run is for a profiler, not for the tables.
                 o.write_docs = false;
             }
@@ -147,26 +147,28 @@ struct Libraries {
     libzmq: Libzmq,
     /// Made only for a run that includes it.
     zeromq: Option<Zeromq>,
-    /// Made only for a run that includes it.
-    ferromq_async: Option<FerromqAsync>,
+    /// Made only for a run that includes them.
+    ferromq_async: Option<(FerromqAsync<false>, FerromqAsync<true>)>,
 }
 
-const NAMES: [&str; 4] = [
+const NAMES: [&str; 5] = [
     Ferromq::NAME,
     Libzmq::NAME,
     Zeromq::NAME,
-    FerromqAsync::NAME,
+    FerromqAsync::<false>::NAME,
+    FerromqAsync::<true>::NAME,
 ];
 const FERROMQ: usize = 0;
 const LIBZMQ: usize = 1;
 const ZEROMQ: usize = 2;
 const ASYNC: usize = 3;
+const ASYNC_CT: usize = 4;
 
 /// Whether library `lib` runs the cell at all.
 fn runs(lib: usize, p: Pattern, t: Transport) -> bool {
     match lib {
         ZEROMQ => Zeromq::supports(p, t),
-        ASYNC => FerromqAsync::supports(p),
+        ASYNC | ASYNC_CT => FerromqAsync::<false>::supports(p),
         _ => true,
     }
 }
@@ -183,7 +185,8 @@ impl Libraries {
         match (lib, &self.zeromq, &self.ferromq_async) {
             (FERROMQ, ..) => throughput(&self.ferromq, p, t, size, n),
             (ZEROMQ, Some(z), _) => throughput(z, p, t, size, n),
-            (ASYNC, _, Some(a)) => throughput(a, p, t, size, n),
+            (ASYNC, _, Some(a)) => throughput(&a.0, p, t, size, n),
+            (ASYNC_CT, _, Some(a)) => throughput(&a.1, p, t, size, n),
             _ => throughput(&self.libzmq, p, t, size, n),
         }
     }
@@ -199,7 +202,8 @@ impl Libraries {
         match (lib, &self.zeromq, &self.ferromq_async) {
             (FERROMQ, ..) => latency(&self.ferromq, p, t, size, n),
             (ZEROMQ, Some(z), _) => latency(z, p, t, size, n),
-            (ASYNC, _, Some(a)) => latency(a, p, t, size, n),
+            (ASYNC, _, Some(a)) => latency(&a.0, p, t, size, n),
+            (ASYNC_CT, _, Some(a)) => latency(&a.1, p, t, size, n),
             _ => latency(&self.libzmq, p, t, size, n),
         }
     }
@@ -223,7 +227,7 @@ fn main() {
     let o = parse_args();
     let zeromq = if o.zeromq { Some(Zeromq::new()) } else { None };
     let ferromq_async = if o.async_api {
-        Some(FerromqAsync::new())
+        Some(FerromqAsync::new().and_then(|a| Ok((a, FerromqAsync::new()?))))
     } else {
         None
     };
@@ -390,10 +394,11 @@ fn main() {
         );
     }
     if o.async_api {
-        extras.push(NAMES[ASYNC]);
+        extras.extend([NAMES[ASYNC], NAMES[ASYNC_CT]]);
         header.push_str(
-            " The ferromq async column is `ferromq::AsyncSocket`, each call driven through \
-             `block_on` on a multi-thread tokio runtime (one worker), as zmq.rs is.",
+            " The ferromq async columns are `ferromq::AsyncSocket`, each call driven through \
+             `block_on`: on one multi-thread tokio runtime (one worker), as zmq.rs is \
+             (`ferromq async`), and on a current-thread runtime per socket (`ferromq async ct`).",
         );
     }
     let md = report::markdown(&rows, NAMES[FERROMQ], NAMES[LIBZMQ], &extras, &header);

@@ -46,21 +46,16 @@ pub fn proc_status_kib(field: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Runs `f` to completion on `runtime` from a thread outside it, or gives up (`None`) after the
-/// harness's receive timeout. The timer is armed only once `f` has had to wait: a timeout around
-/// every call reads the clock per message, which neither blocking library pays.
-pub fn block_on_within<F: std::future::Future>(
-    runtime: &tokio::runtime::Handle,
-    f: F,
-) -> Option<F::Output> {
+/// `f`, or `None` once it has waited for the harness's receive timeout. The timer is armed only
+/// once `f` has had to wait: a timeout around every call reads the clock per message, which
+/// neither blocking library pays.
+pub async fn bounded<F: std::future::Future>(f: F) -> Option<F::Output> {
     use std::task::Poll;
     let limit = std::time::Duration::from_millis(RECV_TIMEOUT_MS as u64);
-    runtime.block_on(async move {
-        let mut f = std::pin::pin!(f);
-        let first = std::future::poll_fn(|cx| Poll::Ready(f.as_mut().poll(cx))).await;
-        match first {
-            Poll::Ready(out) => Some(out),
-            Poll::Pending => tokio::time::timeout(limit, f).await.ok(),
-        }
-    })
+    let mut f = std::pin::pin!(f);
+    let first = std::future::poll_fn(|cx| Poll::Ready(f.as_mut().poll(cx))).await;
+    match first {
+        Poll::Ready(out) => Some(out),
+        Poll::Pending => tokio::time::timeout(limit, f).await.ok(),
+    }
 }

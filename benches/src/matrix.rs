@@ -467,10 +467,11 @@ mod tests {
             .into_iter()
             .filter(|p| p.name() != "PUBSUB" || has_socket_type(SocketType::Pub))
             .filter(|p| p.name() != "REQ_REP" || has_socket_type(SocketType::Req))
-            .filter(|&p| FerromqAsync::supports(p))
+            .filter(|&p| FerromqAsync::<false>::supports(p))
             .collect();
         assert!(supported.contains(&Pattern::DealerDealer));
-        smoke::<FerromqAsync>(&supported, |_, _| Some(true));
+        smoke::<FerromqAsync<false>>(&supported, |_, _| Some(true));
+        smoke::<FerromqAsync<true>>(&supported, |_, _| Some(true));
     }
 
     #[test]

@@ -53,13 +53,7 @@ fn size_label(size: usize) -> String {
 /// Markdown: one section per pattern, a throughput table and a latency table in each.
 /// Each of `extras` (zmq.rs, ferromq's async API) adds that library's msg/s and latency as a
 /// further column ("-" in the cells it did not run).
-pub fn markdown(
-    rows: &[Row],
-    ours: &str,
-    theirs: &str,
-    extras: &[&str],
-    header: &str,
-) -> String {
+pub fn markdown(rows: &[Row], ours: &str, theirs: &str, extras: &[&str], header: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{header}\n");
     let mut patterns: Vec<&str> = rows.iter().map(|r| r.pattern).collect();

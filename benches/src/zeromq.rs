@@ -66,7 +66,7 @@ pub struct ZeromqSocket {
 
 /// Runs `f` to completion on `runtime`, or gives up after the harness's receive timeout.
 fn within<F: std::future::Future>(runtime: &Handle, f: F) -> Option<F::Output> {
-    crate::block_on_within(runtime, f)
+    runtime.block_on(crate::bounded(f))
 }
 
 fn err(what: &str, e: impl std::fmt::Display) -> BenchError {
