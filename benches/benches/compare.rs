@@ -396,9 +396,10 @@ fn main() {
     if o.async_api {
         extras.extend([NAMES[ASYNC], NAMES[ASYNC_CT]]);
         header.push_str(
-            " The ferromq async columns are `ferromq::AsyncSocket`, each call driven through \
-             `block_on`: on one multi-thread tokio runtime (one worker), as zmq.rs is \
-             (`ferromq async`), and on a current-thread runtime per socket (`ferromq async ct`).",
+            " The ferromq async columns are `ferromq::AsyncSocket` under `block_on` (a throughput \
+             run's send and receive loops each one future, other calls one each): on one \
+             multi-thread tokio runtime with one worker (`ferromq async`), and on a \
+             current-thread runtime per socket (`ferromq async ct`).",
         );
     }
     let md = report::markdown(&rows, NAMES[FERROMQ], NAMES[LIBZMQ], &extras, &header);

@@ -65,4 +65,28 @@ pub trait Backend: Send + Sync + Sized + 'static {
     fn recv(socket: &mut Self::Socket) -> BenchResult<(usize, bool)>;
     /// Waits until the socket is readable, as zmq_poll does; false on timeout.
     fn poll_in(socket: &mut Self::Socket, timeout_ms: i64) -> BenchResult<bool>;
+
+    /// Sends `count` messages, each `envelope` (if any) then `payload`, retrying while the
+    /// peer is not routable yet: the throughput sender's loop. An async library overrides it to
+    /// run the loop as one future, as its users would, rather than one `block_on` per call.
+    fn send_burst(
+        socket: &mut Self::Socket,
+        envelope: Option<&[u8]>,
+        payload: &[u8],
+        count: usize,
+    ) -> BenchResult<()> {
+        for _ in 0..count {
+            crate::matrix::send_msg::<Self>(socket, envelope, payload)?;
+        }
+        Ok(())
+    }
+
+    /// Receives `count` whole messages (polling before each with `poll`): the throughput
+    /// receiver's loop, overridden as [`Backend::send_burst`] is.
+    fn recv_burst(socket: &mut Self::Socket, count: usize, poll: bool) -> BenchResult<()> {
+        for _ in 0..count {
+            crate::matrix::recv_msg::<Self>(socket, poll)?;
+        }
+        Ok(())
+    }
 }

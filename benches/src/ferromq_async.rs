@@ -1,14 +1,15 @@
 //! ferromq through its async API ([`ferromq::AsyncSocket`]) for the `--async` columns.
 //!
-//! Two ways a program may run it, one column each. `ferromq async` is driven the way a caller
-//! of zmq.rs is driven in [`crate::zeromq`], so those two columns compare like with like: one
-//! multi-thread tokio runtime with one worker, whose reactor waits on the sockets' fds, and
-//! each harness thread runs every call to completion with `Handle::block_on` on it, so every
-//! wait is woken through that worker. `ferromq async ct` gives each socket its own
-//! current-thread runtime (`#[tokio::main(flavor = "current_thread")]` in a program) and runs
-//! each call with `Runtime::block_on`, so the thread that waits is the one polling the reactor.
-//! The sockets and their options are ferromq's own; only the waiting goes through tokio. No poll
-//! (the async API has none), so ROUTER_ROUTER_POLL is skipped ([`FerromqAsync::supports`]).
+//! A throughput run's sender and receiver each run their whole loop as one future under one
+//! `block_on` ([`Backend::send_burst`], [`Backend::recv_burst`]), as a task that streams
+//! messages does; the other calls (set-up, latency's ping-pong) are one `block_on` each. Two
+//! runtimes, one column each: `ferromq async` is one multi-thread tokio runtime with one
+//! worker, whose reactor waits on the sockets' fds and wakes the harness thread that waits (as
+//! zmq.rs is run in [`crate::zeromq`]); `ferromq async ct` gives each socket its own
+//! current-thread runtime (`#[tokio::main(flavor = "current_thread")]` in a program), so the
+//! thread that waits is the one polling the reactor. The sockets and their options are
+//! ferromq's own; only the waiting goes through tokio. No poll (the async API has none), so
+//! ROUTER_ROUTER_POLL is skipped ([`FerromqAsync::supports`]).
 
 use ferromq::{AsyncSocket, Context, Error, SendFlags, Socket, SocketType};
 use tokio::runtime::{Builder, Handle, Runtime};
@@ -195,4 +196,84 @@ impl<const C: bool> Backend for FerromqAsync<C> {
     fn poll_in(_s: &mut FerromqAsyncSocket, _timeout_ms: i64) -> BenchResult<bool> {
         Err(BenchError("ferromq async: no poll".into()))
     }
+
+    /// The whole loop is one future, one `block_on`: what a task that sends does.
+    fn send_burst(
+        s: &mut FerromqAsyncSocket,
+        envelope: Option<&[u8]>,
+        payload: &[u8],
+        count: usize,
+    ) -> BenchResult<()> {
+        burst(s, |socket| send_all(socket, envelope, payload, count))
+    }
+
+    fn recv_burst(s: &mut FerromqAsyncSocket, count: usize, poll: bool) -> BenchResult<()> {
+        if poll {
+            return Err(BenchError("ferromq async: no poll".into()));
+        }
+        burst(s, |socket| recv_all(socket, count))
+    }
+}
+
+/// Runs a burst as one future under one deadline (the receive timeout for each of a burst's
+/// messages would arm and cancel a timer at every wait, a cost no blocking call pays): four
+/// receive timeouts, as the harness gives a PUB/SUB receiver to finish.
+fn burst<'a, F: std::future::Future<Output = BenchResult<()>> + 'a>(
+    s: &'a mut FerromqAsyncSocket,
+    run: impl FnOnce(&'a mut AsyncSocket) -> F,
+) -> BenchResult<()> {
+    let limit = std::time::Duration::from_millis(crate::RECV_TIMEOUT_MS as u64 * 4);
+    let FerromqAsyncSocket { socket, driver } = s;
+    let f = run(socket);
+    // The timer is made inside the runtime, whose clock it needs.
+    let f = async move { tokio::time::timeout(limit, f).await };
+    match driver {
+        Driver::Shared(h) => h.block_on(f),
+        Driver::Own(rt) => rt.block_on(f),
+    }
+    .map_err(|_| timed_out())?
+}
+
+/// `count` messages in one task; a send the peer cannot take yet (EHOSTUNREACH on a mandatory
+/// ROUTER) is retried after a millisecond, as the blocking harness does.
+async fn send_all(
+    socket: &mut AsyncSocket,
+    envelope: Option<&[u8]>,
+    payload: &[u8],
+    count: usize,
+) -> BenchResult<()> {
+    for _ in 0..count {
+        let mut waited = 0;
+        loop {
+            let sent = match envelope {
+                Some(id) => match socket.send_slice(id, SendFlags::SNDMORE).await {
+                    Ok(()) => socket.send_slice(payload, SendFlags::empty()).await,
+                    Err(e) => Err(e),
+                },
+                None => socket.send_slice(payload, SendFlags::empty()).await,
+            };
+            match sent.map_err(Error::from) {
+                Ok(()) => break,
+                Err(Error::HostUnreachable) if waited < crate::RECV_TIMEOUT_MS => {
+                    waited += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                }
+                Err(e) => return Err(err("send", e)),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `count` whole messages in one task.
+async fn recv_all(socket: &mut AsyncSocket, count: usize) -> BenchResult<()> {
+    for _ in 0..count {
+        loop {
+            let part = socket.recv().await.map_err(|e| err("recv", e))?;
+            if !part.more {
+                break;
+            }
+        }
+    }
+    Ok(())
 }

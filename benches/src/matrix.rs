@@ -159,7 +159,7 @@ fn link<B: Backend>(
 
 /// Sends one message: the routing envelope a ROUTER needs, then the payload. Retries while a
 /// mandatory ROUTER does not know the peer yet (its handshake is still running).
-fn send_msg<B: Backend>(
+pub(crate) fn send_msg<B: Backend>(
     socket: &mut B::Socket,
     envelope: Option<&[u8]>,
     payload: &[u8],
@@ -186,7 +186,7 @@ fn send_msg<B: Backend>(
 }
 
 /// Receives one whole message and returns the size of its last frame (the payload).
-fn recv_msg<B: Backend>(socket: &mut B::Socket, poll: bool) -> BenchResult<usize> {
+pub(crate) fn recv_msg<B: Backend>(socket: &mut B::Socket, poll: bool) -> BenchResult<usize> {
     if poll && !B::poll_in(socket, crate::RECV_TIMEOUT_MS.into())? {
         return Err(BenchError("poll timed out".into()));
     }
@@ -270,9 +270,7 @@ pub fn throughput<B: Backend>(
             if pattern == Pattern::PubSub {
                 warm_up::<B>(&mut connected, &seen)?;
             }
-            for _ in 0..count {
-                send_msg::<B>(&mut connected, to_bound, &payload)?;
-            }
+            B::send_burst(&mut connected, to_bound, &payload, count)?;
             if pattern == Pattern::PubSub {
                 done_rx
                     .recv_timeout(Duration::from_millis(crate::RECV_TIMEOUT_MS as u64 * 4))
@@ -295,9 +293,7 @@ pub fn throughput<B: Backend>(
             return Err(BenchError(format!("expected {size} bytes, got {first}")));
         }
         let start = Instant::now();
-        for _ in 1..count {
-            recv_msg::<B>(&mut bound, pattern.polls())?;
-        }
+        B::recv_burst(&mut bound, count - 1, pattern.polls())?;
         let elapsed = start.elapsed();
         if pattern == Pattern::PubSub {
             let _ = done_tx.send(());
