@@ -29,7 +29,9 @@ if ! ls "$wheels"/pyzmq-*.whl >/dev/null 2>&1; then
     mkdir -p "$wheels"
     start=$SECONDS
     # ZMQ_PREFIX: use this libzmq; PYZMQ_NO_BUNDLE: fail rather than fall back to bundling.
-    ZMQ_PREFIX=$prefix PYZMQ_NO_BUNDLE=1 "$venv_python" -m pip wheel --quiet --no-deps \
+    # --no-cache-dir: pip would otherwise reuse a wheel it built for another checkout, whose
+    # RUNPATH names that checkout's prefix.
+    ZMQ_PREFIX=$prefix PYZMQ_NO_BUNDLE=1 "$venv_python" -m pip wheel --quiet --no-deps --no-cache-dir \
         --no-binary pyzmq "pyzmq==$pyzmq_version" -w "$wheels"
     echo "built pyzmq $pyzmq_version against ferromq in $((SECONDS - start))s"
 fi
