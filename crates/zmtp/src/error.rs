@@ -311,6 +311,11 @@ pub enum HandshakeError {
         /// The handshake's limit.
         max: u64,
     },
+    /// A PLAIN HELLO whose username or password length points past the end, or with bytes
+    /// after the password (RFC 24).
+    MalformedHello,
+    /// A PLAIN WELCOME with data (RFC 24: it has none).
+    MalformedWelcome,
 }
 
 impl HandshakeError {
@@ -323,7 +328,10 @@ impl HandshakeError {
             Self::UnexpectedMessage
             | Self::UnexpectedCommand { .. }
             | Self::FrameTooLarge { .. } => Fault::PeerMisbehaved,
-            Self::MissingSocketType | Self::UnknownSocketType { .. } => Fault::Malformed,
+            Self::MissingSocketType
+            | Self::UnknownSocketType { .. }
+            | Self::MalformedHello
+            | Self::MalformedWelcome => Fault::Malformed,
             Self::MechanismMismatch { .. }
             | Self::IncompatibleSocketType { .. }
             | Self::PeerError { .. } => Fault::PeerIncompatible,
@@ -356,6 +364,21 @@ impl HandshakeError {
             Self::MissingSocketType
             | Self::UnknownSocketType { .. }
             | Self::IncompatibleSocketType { .. } => p::ZMTP_INVALID_METADATA,
+            Self::MalformedHello => p::ZMTP_MALFORMED_COMMAND_HELLO,
+            Self::MalformedWelcome => p::ZMTP_MALFORMED_COMMAND_WELCOME,
+        }
+    }
+
+    /// The ZAP status code (300, 400 or 500) when the peer refused us with an ERROR whose
+    /// reason is one: libzmq then reports `ZMQ_EVENT_HANDSHAKE_FAILED_AUTH` with that code
+    /// rather than a protocol error (src/mechanism_base.cpp `handle_error_reason`).
+    pub fn auth_status(&self) -> Option<u32> {
+        let Self::PeerError { reason } = self else {
+            return None;
+        };
+        match &reason[..] {
+            [d @ b'3'..=b'5', b'0', b'0'] => Some(u32::from(d - b'0') * 100),
+            _ => None,
         }
     }
 
@@ -396,6 +419,8 @@ impl fmt::Display for HandshakeError {
                 f,
                 "handshake frame of {size} bytes exceeds the handshake limit of {max}"
             ),
+            Self::MalformedHello => f.write_str("malformed PLAIN HELLO"),
+            Self::MalformedWelcome => f.write_str("malformed PLAIN WELCOME"),
         }
     }
 }
@@ -468,6 +493,18 @@ mod tests {
             reason: Bytes::from_static(b"400"),
         };
         assert!(pe.is_peer_error());
+        assert_eq!(pe.auth_status(), Some(400));
+        for (reason, status) in [
+            (&b"300"[..], Some(300)),
+            (b"500", Some(500)),
+            (b"200", None),
+        ] {
+            let e = HandshakeError::PeerError {
+                reason: Bytes::copy_from_slice(reason),
+            };
+            assert_eq!(e.auth_status(), status);
+        }
+        assert_eq!(mm.auth_status(), None);
         assert!(pe.to_string().contains("400"));
     }
 }

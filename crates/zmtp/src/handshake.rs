@@ -1,11 +1,11 @@
-//! The connection handshake: greetings both ways, then the security mechanism (NULL); or,
-//! with a ZMTP 2.0 peer, the 2.0 greeting tail (socket type and identity frame); or, with a
-//! ZMTP 1.0 peer, identity frames in 1.0 framing.
+//! The connection handshake: greetings both ways, then the security mechanism (NULL or
+//! PLAIN); or, with a ZMTP 2.0 peer, the 2.0 greeting tail (socket type and identity frame);
+//! or, with a ZMTP 1.0 peer, identity frames in 1.0 framing.
 //!
 //! ```text
-//!  new ──> Greeting ──peer greeting 3.x ok──> Ready ──peer READY ok──> Complete
-//!           │ (signature queued; our major     │ (our READY queued)
-//!           │  once the peer's signature is    │
+//!  new ──> Greeting ──peer greeting 3.x ok──> Mechanism ──peer metadata ok──> Complete
+//!           │ (signature queued; our major     │ (NULL: our READY queued, then the peer's
+//!           │  once the peer's signature is    │  READY; PLAIN: see crate::plain)
 //!           │  versioned, the other 53 bytes   │
 //!           │  once its major says 3.x)        │
 //!           ├──peer revision 1 (2.0)──> V2 ──peer tail ok──> Complete (major 2)
@@ -32,9 +32,11 @@ use crate::command::Command;
 use crate::decoder::{Decoded, FrameDecoder};
 use crate::error::{FrameError, HandshakeError};
 use crate::frame::{header_len, put_header};
-use crate::greeting::{Greeting, GreetingDecoder, Mechanism, ZMTP2_REVISION};
+use crate::greeting::{Greeting, GreetingDecoder, ZMTP2_REVISION};
 use crate::metadata::Metadata;
-use crate::null;
+use crate::null::{self, Refusal};
+use crate::plain::{Local, Plain, Step};
+use crate::security::Security;
 use crate::socket_type::SocketType;
 use crate::v1::{put_v1_header, V1Decoder};
 use crate::v2::{self, V2TailDecoder};
@@ -66,8 +68,12 @@ pub struct HandshakeConfig {
     pub socket_type: SocketType,
     /// Our routing id (READY `Identity`, sent only by REQ, DEALER and ROUTER; may be empty).
     pub routing_id: Bytes,
-    /// The greeting's as-server flag (false for NULL, whose RFC says it must be 0).
+    /// The greeting's as-server flag for NULL (whose RFC says it must be 0); the PLAIN and
+    /// CURVE roles set it from `security`.
     pub as_server: bool,
+    /// The security mechanism and our role in it; the peer's greeting must name the same
+    /// mechanism.
+    pub security: Security,
     /// Largest frame accepted during the handshake (libzmq applies `ZMQ_MAXMSGSIZE` from the
     /// first frame on).
     pub max_msg_size: Option<u64>,
@@ -82,6 +88,7 @@ impl HandshakeConfig {
             socket_type,
             routing_id: Bytes::new(),
             as_server: false,
+            security: Security::Null,
             max_msg_size: None,
             properties: Vec::new(),
         }
@@ -92,8 +99,12 @@ impl HandshakeConfig {
 enum State {
     /// Waiting for (the rest of) the peer's greeting.
     Greeting(GreetingDecoder),
-    /// Greetings exchanged; waiting for the peer's READY.
-    Ready { minor: u8, frames: FrameDecoder },
+    /// Greetings exchanged; the mechanism's commands until the peer's metadata is accepted.
+    Mechanism {
+        minor: u8,
+        frames: FrameDecoder,
+        mechanism: MechanismState,
+    },
     /// A ZMTP 2.0 peer: waiting for its socket-type byte and identity frame.
     V2(V2TailDecoder),
     /// A ZMTP 1.0 peer: waiting for its socket-type byte (versioned only) and identity frame.
@@ -108,12 +119,23 @@ enum State {
     Failed(HandshakeError),
 }
 
-/// One connection's ZMTP 3.x handshake with the NULL mechanism.
+/// Where the security mechanism stands.
+#[derive(Debug)]
+enum MechanismState {
+    /// NULL: our READY sent, waiting for the peer's.
+    Null,
+    /// PLAIN, either role.
+    Plain(Plain),
+}
+
+/// One connection's ZMTP 3.x handshake.
 #[derive(Debug)]
 pub struct Handshake {
     state: State,
-    /// Our READY, built up front so that a bad local property fails before anything is sent.
-    ready: Command,
+    /// Our metadata (NULL's READY, PLAIN's INITIATE or READY), built up front so that a bad
+    /// local property fails before anything is sent.
+    metadata: Metadata,
+    security: Security,
     socket_type: SocketType,
     routing_id: Bytes,
     max_msg_size: Option<u64>,
@@ -129,26 +151,34 @@ impl Handshake {
     /// an invalid name, nothing is sent and `handle_input` reports
     /// [`HandshakeError::InvalidLocalProperty`].
     pub fn new(config: HandshakeConfig) -> Self {
-        let greeting = Greeting::new(Mechanism::Null, config.as_server);
+        let greeting = Greeting::new(
+            config.security.mechanism(),
+            config.as_server || config.security.is_server(),
+        );
         // libzmq puts routing-id length + 1 in the padding so a ZMTP 1.0 peer reads the
         // signature as the start of an identity frame (src/zmtp_engine.cpp `plug_internal`).
         let padding = config.routing_id.len() as u64 + 1;
         let mut out = BytesMut::new();
         let whole = greeting.encode_with_padding(padding);
-        let (state, ready) =
+        let (state, metadata) =
             match null::our_ready(config.socket_type, &config.routing_id, &config.properties) {
-                Ok(ready) => {
+                Ok(Command::Ready(metadata)) => {
                     out.extend_from_slice(&whole[..GREETING_FIRST]);
-                    (State::Greeting(GreetingDecoder::new()), ready)
+                    (State::Greeting(GreetingDecoder::new()), metadata)
                 }
+                Ok(_) => (
+                    State::Failed(HandshakeError::MissingSocketType),
+                    Metadata::new(),
+                ),
                 Err(e) => (
                     State::Failed(HandshakeError::InvalidLocalProperty(e)),
-                    Command::Ready(crate::metadata::Metadata::new()),
+                    Metadata::new(),
                 ),
             };
         Self {
             state,
-            ready,
+            metadata,
+            security: config.security,
             socket_type: config.socket_type,
             routing_id: config.routing_id,
             max_msg_size: config.max_msg_size,
@@ -245,22 +275,39 @@ impl Handshake {
                         self.state = State::V2(V2TailDecoder::new(self.max_msg_size));
                         continue;
                     }
-                    if greeting.mechanism != Mechanism::Null {
+                    let ours = self.security.mechanism();
+                    if greeting.mechanism != ours {
                         return Err(HandshakeError::MechanismMismatch {
-                            ours: Mechanism::Null,
+                            ours,
                             peer: greeting.mechanism,
                         });
                     }
                     // libzmq: 3.0 when the peer says 3.0, 3.1 for every newer version.
                     let minor = u8::from(!(greeting.major == 3 && greeting.minor == 0));
-                    self.queue_command(&self.ready.clone());
+                    let mechanism = match &self.security {
+                        Security::Null => {
+                            self.queue_command(&Command::Ready(self.metadata.clone()));
+                            MechanismState::Null
+                        }
+                        Security::PlainClient(credentials) => {
+                            let (plain, hello) = Plain::client(credentials);
+                            self.queue_command(&hello);
+                            MechanismState::Plain(plain)
+                        }
+                        Security::PlainServer => MechanismState::Plain(Plain::server()),
+                    };
                     let limit = self.handshake_frame_limit();
-                    self.state = State::Ready {
+                    self.state = State::Mechanism {
                         minor,
                         frames: FrameDecoder::new(Some(limit)),
+                        mechanism,
                     };
                 }
-                State::Ready { minor, frames } => {
+                State::Mechanism {
+                    minor,
+                    frames,
+                    mechanism,
+                } => {
                     let frame = match frames.decode(buf) {
                         Ok(Decoded::Frame(f)) => f,
                         Ok(Decoded::NeedMore(_)) => return Ok(()),
@@ -271,16 +318,36 @@ impl Handshake {
                         }
                         Err(e) => return Err(e.into()),
                     };
-                    match null::accept_ready(self.socket_type, *minor, frame) {
-                        Ok(peer) => {
+                    let step = match mechanism {
+                        MechanismState::Null => null::accept_ready(self.socket_type, *minor, frame)
+                            .map(|peer| Step::Done(peer, None)),
+                        MechanismState::Plain(plain) => {
+                            let local = Local {
+                                socket_type: self.socket_type,
+                                minor: *minor,
+                                metadata: &self.metadata,
+                            };
+                            plain.handle(frame, &local)
+                        }
+                    };
+                    match step {
+                        Ok(Step::Continue(reply)) => {
+                            if let Some(reply) = reply {
+                                self.queue_command(&reply);
+                            }
+                        }
+                        Ok(Step::Done(peer, reply)) => {
+                            if let Some(reply) = reply {
+                                self.queue_command(&reply);
+                            }
                             self.state = State::Complete(peer);
                             return Ok(());
                         }
-                        Err(refusal) => {
-                            if let Some(reply) = refusal.reply {
+                        Err(Refusal { error, reply }) => {
+                            if let Some(reply) = reply {
                                 self.queue_command(&reply);
                             }
-                            return Err(refusal.error);
+                            return Err(error);
                         }
                     }
                 }
@@ -383,7 +450,7 @@ fn socket_type_byte(t: SocketType) -> u8 {
 mod tests {
     use super::*;
     use crate::error::Fault;
-    use crate::greeting::GREETING_LEN;
+    use crate::greeting::{Mechanism, GREETING_LEN};
     use crate::metadata::Metadata;
     use proptest::prelude::*;
 
@@ -718,6 +785,125 @@ mod tests {
         assert_eq!(h.handle_input(&mut input), Ok(()));
         assert!(!h.is_complete());
         assert!(input.len() + MAX_HANDSHAKE_FRAME as usize <= MAX_HANDSHAKE_INPUT);
+    }
+
+    fn plain_client(user: &'static [u8], pass: &'static [u8]) -> Security {
+        Security::PlainClient(crate::plain::PlainCredentials {
+            username: Bytes::from_static(user),
+            password: Bytes::from_static(pass),
+        })
+    }
+
+    #[test]
+    fn plain_client_and_server_any_chunking() {
+        for chunk in [1, 5, 64, 1000] {
+            let mut cfg = HandshakeConfig::new(SocketType::Req);
+            cfg.routing_id = Bytes::from_static(b"me");
+            cfg.security = plain_client(b"admin", b"secret");
+            let mut client = Handshake::new(cfg);
+            let mut cfg = HandshakeConfig::new(SocketType::Rep);
+            cfg.security = Security::PlainServer;
+            let mut server = Handshake::new(cfg);
+            let (rc, rs) = pump(&mut client, &mut server, chunk);
+            assert_eq!((rc, rs), (Ok(()), Ok(())), "chunk {chunk}");
+            let seen_by_server = server.peer().unwrap();
+            assert_eq!(seen_by_server.socket_type, Some(SocketType::Req));
+            assert_eq!(seen_by_server.routing_id.as_deref(), Some(&b"me"[..]));
+            assert_eq!(client.peer().unwrap().socket_type, Some(SocketType::Rep));
+        }
+    }
+
+    /// The bytes libzmq 4.3's PLAIN client and server put on the wire (src/plain_client.cpp,
+    /// src/plain_server.cpp): greeting with "PLAIN" and the as-server flag, HELLO, WELCOME,
+    /// INITIATE and READY as command frames.
+    #[test]
+    fn plain_wire_bytes() {
+        let mut cfg = HandshakeConfig::new(SocketType::Dealer);
+        cfg.security = plain_client(b"u", b"pw");
+        let mut client = Handshake::new(cfg);
+        let mut o = out(&mut client);
+        let mut input = BytesMut::from(&Greeting::new(Mechanism::Plain, true).encode()[..]);
+        client.handle_input(&mut input).unwrap();
+        o.extend_from_slice(&out(&mut client));
+        let g = &o[..GREETING_LEN];
+        assert_eq!(&g[12..17], b"PLAIN");
+        assert_eq!(g[32], 0, "a client's as-server flag is 0");
+        assert_eq!(&o[GREETING_LEN..], b"\x04\x0b\x05HELLO\x01u\x02pw");
+        client
+            .handle_input(&mut BytesMut::from(&b"\x04\x08\x07WELCOME"[..]))
+            .unwrap();
+        assert_eq!(
+            &out(&mut client)[..],
+            b"\x04\x2c\x08INITIATE\x0bSocket-Type\0\0\0\x06DEALER\x08Identity\0\0\0\0"
+        );
+        assert!(!client.is_complete());
+        client
+            .handle_input(&mut BytesMut::from(
+                &b"\x04\x1c\x05READY\x0bSocket-Type\0\0\0\x06ROUTER"[..],
+            ))
+            .unwrap();
+        assert!(client.is_complete());
+
+        let mut cfg = HandshakeConfig::new(SocketType::Router);
+        cfg.security = Security::PlainServer;
+        let mut server = Handshake::new(cfg);
+        let mut input = BytesMut::from(&Greeting::new(Mechanism::Plain, false).encode()[..]);
+        input.extend_from_slice(b"\x04\x0b\x05HELLO\x01u\x02pw");
+        server.handle_input(&mut input).unwrap();
+        let o = out(&mut server);
+        assert_eq!(o[32], 1, "a server's as-server flag is 1");
+        assert_eq!(&o[GREETING_LEN..], b"\x04\x08\x07WELCOME");
+    }
+
+    #[test]
+    fn mechanism_mismatches_fail_at_the_greeting() {
+        for (ours, theirs) in [
+            (Security::Null, Mechanism::Plain),
+            (Security::PlainServer, Mechanism::Null),
+            (plain_client(b"", b""), Mechanism::Curve),
+        ] {
+            let mut cfg = HandshakeConfig::new(SocketType::Pair);
+            cfg.security = ours.clone();
+            let mut h = Handshake::new(cfg);
+            let mut input = BytesMut::from(&Greeting::new(theirs, false).encode()[..]);
+            let e = h.handle_input(&mut input).unwrap_err();
+            assert_eq!(
+                e,
+                HandshakeError::MechanismMismatch {
+                    ours: ours.mechanism(),
+                    peer: theirs
+                }
+            );
+            assert_eq!(
+                e.protocol_error_code(),
+                crate::error::protocol_error::ZMTP_MECHANISM_MISMATCH
+            );
+        }
+        // Two PLAIN clients: each refuses the other's HELLO.
+        let mk = || {
+            let mut cfg = HandshakeConfig::new(SocketType::Pair);
+            cfg.security = plain_client(b"a", b"b");
+            Handshake::new(cfg)
+        };
+        let (mut a, mut b) = (mk(), mk());
+        let (ra, _) = pump(&mut a, &mut b, 1000);
+        assert_eq!(
+            ra.unwrap_err().protocol_error_code(),
+            crate::error::protocol_error::ZMTP_UNEXPECTED_COMMAND
+        );
+    }
+
+    /// A server refusing the credentials answers ERROR "400"; the client reports it as an
+    /// authentication failure with that status, as libzmq does.
+    #[test]
+    fn plain_error_is_an_auth_failure() {
+        let mut cfg = HandshakeConfig::new(SocketType::Dealer);
+        cfg.security = plain_client(b"u", b"bad");
+        let mut client = Handshake::new(cfg);
+        let mut input = BytesMut::from(&Greeting::new(Mechanism::Plain, true).encode()[..]);
+        input.extend_from_slice(b"\x04\x0a\x05ERROR\x03400");
+        let e = client.handle_input(&mut input).unwrap_err();
+        assert_eq!(e.auth_status(), Some(400));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! ```text
 //!   bytes in ──► Handshake ──────────────► PeerInfo
 //!               │ GreetingDecoder (64 B)
-//!               │ FrameDecoder ─► Command::decode ─► NULL mechanism (READY / ERROR)
+//!               │ FrameDecoder ─► Command::decode ─► NULL (READY / ERROR) or PLAIN
+//!               │                                     (HELLO / WELCOME / INITIATE / READY)
 //!               ▼
 //!   bytes in ──► FrameDecoder ─► Frame { body, more, command } ─► Command (PING, SUBSCRIBE, ...)
 //!   Frame / Command ─► Encoder ─► IoSlice[] ─► bytes out
@@ -30,6 +31,8 @@ pub mod greeting;
 pub mod handshake;
 pub mod metadata;
 mod null;
+pub mod plain;
+pub mod security;
 pub mod socket_type;
 pub mod v1;
 pub mod v2;
@@ -46,6 +49,8 @@ pub use handshake::{
     Handshake, HandshakeConfig, PeerInfo, MAX_HANDSHAKE_FRAME, MAX_HANDSHAKE_INPUT,
 };
 pub use metadata::Metadata;
+pub use plain::PlainCredentials;
+pub use security::Security;
 pub use socket_type::SocketType;
 pub use v1::{put_v1_header, V1Decoder};
 pub use v2::{V2Tail, V2TailDecoder};

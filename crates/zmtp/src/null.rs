@@ -85,6 +85,16 @@ pub(crate) fn accept_ready(ours: SocketType, minor: u8, frame: Frame) -> Result<
             .into())
         }
     };
+    accept_metadata(ours, minor, metadata)
+}
+
+/// Judges the peer's connection metadata (NULL's READY, PLAIN's INITIATE and READY): its
+/// Socket-Type must be one that can talk to ours (RFC 23 pairing table).
+pub(crate) fn accept_metadata(
+    ours: SocketType,
+    minor: u8,
+    metadata: Metadata,
+) -> Result<PeerInfo, Refusal> {
     let Some(name) = metadata.get(SOCKET_TYPE) else {
         return Err(HandshakeError::MissingSocketType.into());
     };
