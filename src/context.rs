@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::api::socket::Socket;
+use crate::api::zap_client::ContextZap;
 use crate::error::{Error, Result};
 use crate::runtime::CtxInner;
 use crate::SocketType;
@@ -28,9 +29,9 @@ impl Context {
 
     /// A context with `n` I/O threads (at least one).
     pub fn with_io_threads(n: usize) -> Context {
-        Context {
-            inner: Arc::new(CtxInner::new(n)),
-        }
+        let inner = Arc::new(CtxInner::new(n));
+        inner.set_zap(ContextZap::new(Arc::downgrade(&inner)));
+        Context { inner }
     }
 
     /// Creates a socket. `ETERM` after `shutdown`; `EINVAL` for types not implemented yet.

@@ -12,20 +12,23 @@
 //! `socket_base.cpp`): integer options read and write exactly `sizeof (int)` bytes, strings are
 //! read back with their NUL into a buffer whose unused rest is zero-filled, and a socket type
 //! that does not accept an option answers EINVAL. Options of mechanisms and transports ferromq
-//! does not have (CURVE, GSSAPI, VMCI) are absent, as in a libzmq built without them; PLAIN's
-//! read back their defaults and refuse a set (docs/compatibility.md, "Socket options").
+//! does not have (CURVE, GSSAPI, VMCI) are absent, as in a libzmq built without them
+//! (docs/compatibility.md, "Socket options"). The security options also rewrite the mechanism
+//! (src/option/security.rs).
 //!
 //! Options are copied into each connection when it is made, as libzmq does; SNDHWM and RCVHWM
 //! also reach pipes that exist already (the socket re-applies them, as libzmq's
 //! `update_pipe_options`).
 
 mod rule;
+pub mod security;
 #[path = "option/typed.rs"]
 mod typed_value;
 
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
+use security::MechanismKind;
 
 pub(crate) use rule::{int_value, put, put_exact};
 pub use rule::{Held, Input, Rule, Slot};
@@ -270,18 +273,21 @@ options! {
         Types::ROUTER, false, StoredOnly;
     /// `ZMQ_IPV6`: allow IPv6 (and dual-stack binds).
     ZMQ_IPV6 = 42 => ipv6: bool = false, "bool", Rule::Flag01, Types::ALL, true, Implemented, typed bool;
-    /// `ZMQ_MECHANISM` (read-only here: NULL = 0 is the only mechanism).
-    ZMQ_MECHANISM = 43 => mechanism: Held = Held, "", Rule::ReadOnly, Types::ALL, true,
-        Implemented;
-    /// `ZMQ_PLAIN_SERVER`: PLAIN is not built, so only 0 (stay NULL) is accepted.
-    ZMQ_PLAIN_SERVER = 44 => plain_server: i32 = 0, "bool", Rule::Int { min: 0, max: 0 },
+    /// `ZMQ_MECHANISM` (read-only): what the security options set last.
+    ZMQ_MECHANISM = 43 => mechanism: MechanismKind = MechanismKind::Null, "", Rule::ReadOnly,
         Types::ALL, true, Implemented;
-    /// `ZMQ_PLAIN_USERNAME`: reads ""; only `(NULL, 0)` (stay NULL) is accepted.
+    /// `ZMQ_PLAIN_SERVER`: be the PLAIN server (1) or back to NULL (0). The field is libzmq's
+    /// one as-server flag, which the PLAIN client options clear.
+    ZMQ_PLAIN_SERVER = 44 => as_server: bool = false, "bool", Rule::Flag01, Types::ALL, true,
+        Implemented, typed bool;
+    /// `ZMQ_PLAIN_USERNAME`: be a PLAIN client with this username; `(NULL, 0)` goes back to
+    /// NULL and keeps the stored name.
     ZMQ_PLAIN_USERNAME = 45 => plain_username: Bytes = Bytes::new(), "",
-        Rule::Text { max: 0, null_clears: true }, Types::ALL, true, Implemented;
-    /// `ZMQ_PLAIN_PASSWORD`: reads ""; only `(NULL, 0)` (stay NULL) is accepted.
+        Rule::Text { max: 255, null_clears: true }, Types::ALL, true, Implemented;
+    /// `ZMQ_PLAIN_PASSWORD`: be a PLAIN client with this password; `(NULL, 0)` as the
+    /// username.
     ZMQ_PLAIN_PASSWORD = 46 => plain_password: Bytes = Bytes::new(), "",
-        Rule::Text { max: 0, null_clears: true }, Types::ALL, true, Implemented;
+        Rule::Text { max: 255, null_clears: true }, Types::ALL, true, Implemented;
     /// `ZMQ_PROBE_ROUTER`: send an empty message to each new peer.
     ZMQ_PROBE_ROUTER = 51 => probe_router: bool = false, "bool", Rule::FlagNonNegative,
         Types::PROBING, false, Implemented, typed bool;
@@ -295,9 +301,9 @@ options! {
     /// whole message, with no HWM (src/io/peer.rs decides which types).
     ZMQ_CONFLATE = 54 => conflate: bool = false, "bool", Rule::Flag01, Types::ALL, true,
         Implemented, typed bool;
-    /// `ZMQ_ZAP_DOMAIN`: the ZAP domain (no ZAP handler is ever asked).
+    /// `ZMQ_ZAP_DOMAIN`: the domain a PLAIN server's ZAP requests name.
     ZMQ_ZAP_DOMAIN = 55 => zap_domain: Bytes = Bytes::new(), "",
-        Rule::Text { max: 255, null_clears: false }, Types::ALL, true, StoredOnly;
+        Rule::Text { max: 255, null_clears: false }, Types::ALL, true, Implemented;
     /// `ZMQ_ROUTER_HANDOVER`: a new connection with a known routing id takes it over.
     ZMQ_ROUTER_HANDOVER = 56 => router_handover: bool = false, "bool", Rule::FlagNonNegative,
         Types::ROUTER, false, Implemented, typed bool;
@@ -392,6 +398,21 @@ impl Options {
                 Ok(())
             }
             ZMQ_TCP_ACCEPT_FILTER => self.set_accept_filter(value),
+            ZMQ_PLAIN_USERNAME | ZMQ_PLAIN_PASSWORD => {
+                let slot = if option == ZMQ_PLAIN_USERNAME {
+                    &mut self.plain_username
+                } else {
+                    &mut self.plain_password
+                };
+                security::keep_on_null(slot, spec.rule, value)?;
+                self.security_option_set(option, value);
+                Ok(())
+            }
+            ZMQ_PLAIN_SERVER => {
+                self.as_server.set(spec.rule, value)?;
+                self.security_option_set(option, value);
+                Ok(())
+            }
             _ => self
                 .slot_mut(option)
                 .ok_or(Error::Invalid)?
@@ -409,7 +430,7 @@ impl Options {
         match option {
             ZMQ_IPV4ONLY => Some((!self.ipv6).get(spec.rule, out)),
             ZMQ_RCVMORE | ZMQ_FD | ZMQ_EVENTS | ZMQ_TYPE | ZMQ_LAST_ENDPOINT => None,
-            ZMQ_MECHANISM => Some(0i32.get(spec.rule, out)),
+            ZMQ_PLAIN_SERVER => Some(self.plain_server().get(spec.rule, out)),
             // libzmq's do_getsockopt<int>: at least sizeof (int), the rest zero-filled.
             ZMQ_THREAD_SAFE => Some(put(out, &0i32.to_ne_bytes())),
             _ => self.slot(option).map(|s| s.get(spec.rule, out)),

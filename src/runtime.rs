@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use ferromq_pipe::Notify;
 
+use crate::connect::zap::{ZapAsker, ZapReplyFuture};
 use crate::error::{Error, Result};
 use crate::io::pool::IoPool;
 use crate::io::session::Activity;
@@ -38,6 +39,19 @@ impl Drop for Reactor {
     }
 }
 
+/// A context with no way to reach a ZAP handler.
+#[derive(Debug)]
+struct NoZap;
+
+impl ZapAsker for NoZap {
+    fn bound(&self) -> bool {
+        false
+    }
+    fn ask(&self, _request: Vec<bytes::Bytes>) -> ZapReplyFuture {
+        Box::pin(async { Err(crate::error::Error::Fault) })
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct CtxInner {
     io_threads: usize,
@@ -50,6 +64,9 @@ pub(crate) struct CtxInner {
     pub activity: Arc<Activity>,
     /// The process that made the context: a forked child has its memory but not its threads.
     pid: u32,
+    /// Its ZAP handler as handshakes ask it, installed by the context (the socket layer
+    /// implements it).
+    zap: std::sync::OnceLock<Arc<dyn ZapAsker>>,
 }
 
 impl CtxInner {
@@ -64,6 +81,20 @@ impl CtxInner {
             pipe_ids: Arc::new(AtomicU64::new(1)),
             activity: Arc::new(Activity::default()),
             pid: std::process::id(),
+            zap: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Installs the ZAP asker; once.
+    pub(crate) fn set_zap(&self, zap: Arc<dyn ZapAsker>) {
+        let _ = self.zap.set(zap);
+    }
+
+    /// The ZAP asker handshakes use: none installed is a context without a handler.
+    pub(crate) fn zap(&self) -> Arc<dyn ZapAsker> {
+        match self.zap.get() {
+            Some(z) => Arc::clone(z),
+            None => Arc::new(NoZap),
         }
     }
 

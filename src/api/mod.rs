@@ -11,3 +11,4 @@ pub(crate) mod poll;
 pub(crate) mod proxy;
 pub(crate) mod send_error;
 pub(crate) mod socket;
+pub(crate) mod zap_client;

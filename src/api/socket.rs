@@ -161,6 +161,7 @@ impl Socket {
                 kind: self.kind,
                 options: self.options.clone(),
                 monitor: Arc::clone(&self.monitor),
+                zap: self.ctx.zap(),
             },
             handle,
         ))

@@ -1,4 +1,4 @@
-//! The management side of one connection: the ZMTP greeting and NULL handshake on tokio
+//! The management side of one connection: the ZMTP greeting and security handshake on tokio
 //! under HANDSHAKE_IVL, then the hand-off of the stream (tokio -> std -> mio) to an I/O
 //! thread, and the wait for the engine to give the pipes back.
 
@@ -11,11 +11,12 @@ use ferromq_zmtp::{
     protocol_error, Handshake, HandshakeConfig, PeerInfo, SocketType, MAX_HANDSHAKE_INPUT,
 };
 
+use crate::connect::zap::{ZapAsker, ZAP_REQUEST_ID};
 use crate::error::{Error, Result};
 use crate::io::engine::{Engine, EngineExit};
 use crate::io::monitor::{
-    MonitorHub, EVENT_HANDSHAKE_FAILED_NO_DETAIL, EVENT_HANDSHAKE_FAILED_PROTOCOL,
-    EVENT_HANDSHAKE_SUCCEEDED,
+    MonitorHub, EVENT_HANDSHAKE_FAILED_AUTH, EVENT_HANDSHAKE_FAILED_NO_DETAIL,
+    EVENT_HANDSHAKE_FAILED_PROTOCOL, EVENT_HANDSHAKE_SUCCEEDED,
 };
 use crate::io::peer::SessionPipes;
 use crate::io::pool::IoPool;
@@ -34,6 +35,8 @@ pub(crate) struct SocketLink {
     pub kind: SocketType,
     pub options: Options,
     pub monitor: Arc<MonitorHub>,
+    /// The context's ZAP handler, which a security handshake asks.
+    pub zap: Arc<dyn ZapAsker>,
 }
 
 impl SocketLink {
@@ -45,23 +48,44 @@ impl SocketLink {
         let mut config = HandshakeConfig::new(self.kind);
         config.routing_id = self.options.routing_id.clone();
         config.max_msg_size = self.options.max_msg_size();
+        config.security = self.options.security();
         config
     }
 }
 
-/// Why a handshake failed: the error, and the `ZMQ_PROTOCOL_ERROR_*` code when the peer
-/// broke the protocol (what HANDSHAKE_FAILED_PROTOCOL reports).
+/// Why a handshake failed: the error, and the monitor event that says so.
 #[derive(Debug)]
 pub(crate) struct HandshakeFailure {
     pub error: Error,
-    pub protocol: Option<u32>,
+    pub detail: FailureDetail,
+}
+
+/// Which HANDSHAKE_FAILED_* event a failure reports, with its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FailureDetail {
+    /// HANDSHAKE_FAILED_NO_DETAIL with the errno (timeout, connection reset).
+    NoDetail,
+    /// HANDSHAKE_FAILED_PROTOCOL with a `ZMQ_PROTOCOL_ERROR_*` code: the peer broke the
+    /// protocol.
+    Protocol(u32),
+    /// HANDSHAKE_FAILED_AUTH with the ZAP status code: the peer (or our ZAP handler) refused.
+    Auth(u32),
 }
 
 impl From<Error> for HandshakeFailure {
     fn from(error: Error) -> Self {
         HandshakeFailure {
             error,
-            protocol: None,
+            detail: FailureDetail::NoDetail,
+        }
+    }
+}
+
+impl From<&ferromq_zmtp::HandshakeError> for FailureDetail {
+    fn from(e: &ferromq_zmtp::HandshakeError) -> Self {
+        match e.auth_status() {
+            Some(status) => FailureDetail::Auth(status),
+            None => FailureDetail::Protocol(e.protocol_error_code()),
         }
     }
 }
@@ -72,7 +96,7 @@ impl From<std::io::Error> for HandshakeFailure {
     }
 }
 
-/// Runs the greeting and NULL handshake under HANDSHAKE_IVL and reports the outcome to the
+/// Runs the greeting and security handshake under HANDSHAKE_IVL and reports the outcome to the
 /// monitor (for `endpoint`); returns the peer and the bytes read past it.
 pub(crate) async fn handshake(
     stream: &mut AsyncStream,
@@ -84,7 +108,7 @@ pub(crate) async fn handshake(
         return Ok((crate::io::raw::peer(), BytesMut::new()));
     }
     let ivl = link.options.handshake_ivl;
-    let work = run_handshake(stream, link.handshake_config());
+    let work = run_handshake(stream, link);
     let outcome = if ivl > 0 {
         let limit = Duration::from_millis(u64::try_from(ivl).unwrap_or(0));
         tokio::time::timeout(limit, work)
@@ -98,17 +122,21 @@ pub(crate) async fn handshake(
             link.monitor.emit(EVENT_HANDSHAKE_SUCCEEDED, 0, endpoint);
             Ok(done)
         }
-        Err(HandshakeFailure {
-            error,
-            protocol: Some(code),
-        }) => {
-            link.monitor
-                .emit(EVENT_HANDSHAKE_FAILED_PROTOCOL, code, endpoint);
-            Err(error)
-        }
-        Err(HandshakeFailure { error, .. }) => {
-            link.monitor
-                .emit_errno(EVENT_HANDSHAKE_FAILED_NO_DETAIL, &error, endpoint);
+        Err(HandshakeFailure { error, detail }) => {
+            match detail {
+                FailureDetail::Protocol(code) => {
+                    link.monitor
+                        .emit(EVENT_HANDSHAKE_FAILED_PROTOCOL, code, endpoint);
+                }
+                FailureDetail::Auth(status) => {
+                    link.monitor
+                        .emit(EVENT_HANDSHAKE_FAILED_AUTH, status, endpoint);
+                }
+                FailureDetail::NoDetail => {
+                    link.monitor
+                        .emit_errno(EVENT_HANDSHAKE_FAILED_NO_DETAIL, &error, endpoint);
+                }
+            }
             Err(error)
         }
     }
@@ -116,9 +144,9 @@ pub(crate) async fn handshake(
 
 async fn run_handshake(
     stream: &mut AsyncStream,
-    config: HandshakeConfig,
+    link: &SocketLink,
 ) -> std::result::Result<(PeerInfo, BytesMut), HandshakeFailure> {
-    let mut hs = Handshake::new(config);
+    let mut hs = Handshake::new(link.handshake_config());
     let mut out = BytesMut::new();
     let mut input = BytesMut::with_capacity(4096);
     loop {
@@ -137,24 +165,61 @@ async fn run_handshake(
         if room == 0 {
             return Err(HandshakeFailure {
                 error: Error::ConnRefused,
-                protocol: Some(protocol_error::ZMTP_UNSPECIFIED),
+                detail: FailureDetail::Protocol(protocol_error::ZMTP_UNSPECIFIED),
             });
         }
         if stream.read_buf(&mut (&mut input).limit(room)).await? == 0 {
             return Err(Error::ConnReset.into());
         }
-        if let Err(e) = hs.handle_input(&mut input) {
-            // Send the ERROR the handshake queued (socket-type mismatch), then give up.
+        let mut result = hs.handle_input(&mut input);
+        if let (Ok(()), Some(request)) = (&result, hs.take_zap_request()) {
+            let reply = ask_zap(stream, link, &request).await?;
+            result = hs.handle_zap_reply(reply);
+        }
+        if let Err(e) = result {
+            // Send the ERROR the handshake queued (socket-type mismatch, ZAP refusal), then
+            // give up.
             hs.poll_output(&mut out);
             let _ = stream.write_all(&out).await;
             return Err(HandshakeFailure {
                 error: Error::ConnRefused,
-                protocol: Some(e.protocol_error_code()),
+                detail: FailureDetail::from(&e),
             });
         }
     }
     let peer = hs.into_peer().ok_or(Error::ConnReset)?;
     Ok((peer, input))
+}
+
+/// Asks the context's ZAP handler about the peer. No handler fails the handshake with EFAULT
+/// (HANDSHAKE_FAILED_NO_DETAIL), as libzmq's PLAIN server does.
+async fn ask_zap(
+    stream: &AsyncStream,
+    link: &SocketLink,
+    request: &ferromq_zmtp::ZapRequest,
+) -> std::result::Result<
+    std::result::Result<ferromq_zmtp::ZapReply, ferromq_zmtp::ZapReplyError>,
+    HandshakeFailure,
+> {
+    if !link.zap.bound() {
+        return Err(Error::Fault.into());
+    }
+    // RFC 27: the client's IP address; libzmq sends an empty one for ipc.
+    let address = match stream {
+        AsyncStream::Tcp(s) => s
+            .peer_addr()
+            .map(|a| a.ip().to_string())
+            .unwrap_or_default(),
+        AsyncStream::Unix(_) => String::new(),
+    };
+    let frames = request.frames(&ferromq_zmtp::ZapContext {
+        request_id: ZAP_REQUEST_ID,
+        domain: &link.options.zap_domain,
+        address: address.as_bytes(),
+        identity: &link.options.routing_id,
+    });
+    let reply = link.zap.ask(frames).await?;
+    Ok(ferromq_zmtp::zap::parse_reply(&reply, ZAP_REQUEST_ID))
 }
 
 /// The stream's file descriptor, the value of fd-carrying monitor events.

@@ -121,6 +121,14 @@ impl InprocRegistry {
         Ok(())
     }
 
+    /// Whether a socket is bound at `name` (the ZAP handler's presence decides a PLAIN
+    /// handshake).
+    pub(crate) fn is_bound(&self, name: &str) -> bool {
+        self.names
+            .lock()
+            .is_ok_and(|names| matches!(names.get(name), Some(Entry::Bound(_))))
+    }
+
     /// Removes the name if `socket_id` holds it.
     pub(crate) fn unbind(&self, name: &str, socket_id: u64) -> Result<()> {
         let mut names = self.names.lock().map_err(|_| Error::Fault)?;

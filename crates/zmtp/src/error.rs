@@ -11,6 +11,7 @@ use bytes::Bytes;
 
 use crate::greeting::Mechanism;
 use crate::socket_type::SocketType;
+use crate::zap::ZapReplyError;
 
 /// Who caused a failure.
 #[non_exhaustive]
@@ -316,6 +317,15 @@ pub enum HandshakeError {
     MalformedHello,
     /// A PLAIN WELCOME with data (RFC 24: it has none).
     MalformedWelcome,
+    /// Our ZAP handler refused the client with this status (300, 400 or 500); ERROR sent.
+    ZapRefused {
+        /// The handler's status code.
+        status: u16,
+    },
+    /// Our ZAP handler's reply was not one libzmq accepts.
+    ZapReply(ZapReplyError),
+    /// A ZAP reply was handed to a handshake that asked for none.
+    UnexpectedZapReply,
 }
 
 impl HandshakeError {
@@ -332,6 +342,8 @@ impl HandshakeError {
             | Self::UnknownSocketType { .. }
             | Self::MalformedHello
             | Self::MalformedWelcome => Fault::Malformed,
+            Self::ZapRefused { .. } => Fault::PeerIncompatible,
+            Self::ZapReply(_) | Self::UnexpectedZapReply => Fault::ApiMisuse,
             Self::MechanismMismatch { .. }
             | Self::IncompatibleSocketType { .. }
             | Self::PeerError { .. } => Fault::PeerIncompatible,
@@ -366,6 +378,8 @@ impl HandshakeError {
             | Self::IncompatibleSocketType { .. } => p::ZMTP_INVALID_METADATA,
             Self::MalformedHello => p::ZMTP_MALFORMED_COMMAND_HELLO,
             Self::MalformedWelcome => p::ZMTP_MALFORMED_COMMAND_WELCOME,
+            Self::ZapReply(e) => e.protocol_error_code(),
+            Self::ZapRefused { .. } | Self::UnexpectedZapReply => p::ZMTP_UNSPECIFIED,
         }
     }
 
@@ -373,8 +387,10 @@ impl HandshakeError {
     /// reason is one: libzmq then reports `ZMQ_EVENT_HANDSHAKE_FAILED_AUTH` with that code
     /// rather than a protocol error (src/mechanism_base.cpp `handle_error_reason`).
     pub fn auth_status(&self) -> Option<u32> {
-        let Self::PeerError { reason } = self else {
-            return None;
+        let reason = match self {
+            Self::ZapRefused { status } => return Some(u32::from(*status)),
+            Self::PeerError { reason } => reason,
+            _ => return None,
         };
         match &reason[..] {
             [d @ b'3'..=b'5', b'0', b'0'] => Some(u32::from(d - b'0') * 100),
@@ -421,6 +437,9 @@ impl fmt::Display for HandshakeError {
             ),
             Self::MalformedHello => f.write_str("malformed PLAIN HELLO"),
             Self::MalformedWelcome => f.write_str("malformed PLAIN WELCOME"),
+            Self::ZapRefused { status } => write!(f, "ZAP handler refused the peer ({status})"),
+            Self::ZapReply(e) => write!(f, "{e}"),
+            Self::UnexpectedZapReply => f.write_str("ZAP reply without a ZAP request"),
         }
     }
 }

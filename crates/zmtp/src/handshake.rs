@@ -40,6 +40,7 @@ use crate::security::Security;
 use crate::socket_type::SocketType;
 use crate::v1::{put_v1_header, V1Decoder};
 use crate::v2::{self, V2TailDecoder};
+use crate::zap::{ZapReply, ZapReplyError, ZapRequest};
 
 /// Bytes of our greeting sent before seeing the peer's: the signature.
 const GREETING_FIRST: usize = 10;
@@ -144,6 +145,8 @@ pub struct Handshake {
     sent: usize,
     /// Bytes to send, handed out by `poll_output`.
     out: BytesMut,
+    /// What an admitting ZAP reply adds to the peer's metadata: User-Id and its properties.
+    zap_metadata: Option<Metadata>,
 }
 
 impl Handshake {
@@ -185,7 +188,71 @@ impl Handshake {
             greeting: whole,
             sent: GREETING_FIRST,
             out,
+            zap_metadata: None,
         }
+    }
+
+    /// The request for the ZAP handler, once, when the mechanism's server has the client's
+    /// credentials (PLAIN HELLO). The driver asks the handler bound at
+    /// [`crate::zap::ZAP_ENDPOINT`] and hands the reply to [`Handshake::handle_zap_reply`];
+    /// with no handler bound, libzmq fails a PLAIN handshake (HANDSHAKE_FAILED_NO_DETAIL,
+    /// EFAULT) and so should the driver.
+    pub fn take_zap_request(&mut self) -> Option<ZapRequest> {
+        let State::Mechanism {
+            mechanism: MechanismState::Plain(Plain::ServerZap(pending)),
+            ..
+        } = &mut self.state
+        else {
+            return None;
+        };
+        let credentials = pending.take()?;
+        Some(ZapRequest {
+            mechanism: crate::greeting::Mechanism::Plain,
+            credentials: vec![credentials.username, credentials.password],
+        })
+    }
+
+    /// The ZAP handler's verdict (or why its reply was refused): 200 sends WELCOME and goes on;
+    /// any other status sends ERROR with it and fails with [`HandshakeError::ZapRefused`].
+    pub fn handle_zap_reply(
+        &mut self,
+        reply: Result<ZapReply, ZapReplyError>,
+    ) -> Result<(), HandshakeError> {
+        let result = self.zap_step(reply);
+        if let Err(e) = &result {
+            self.state = State::Failed(e.clone());
+        }
+        result
+    }
+
+    fn zap_step(&mut self, reply: Result<ZapReply, ZapReplyError>) -> Result<(), HandshakeError> {
+        let State::Mechanism {
+            mechanism: MechanismState::Plain(plain @ Plain::ServerZap(None)),
+            ..
+        } = &mut self.state
+        else {
+            return match &self.state {
+                State::Failed(e) => Err(e.clone()),
+                _ => Err(HandshakeError::UnexpectedZapReply),
+            };
+        };
+        let reply = reply.map_err(HandshakeError::ZapReply)?;
+        if reply.status != 200 {
+            let status = reply.status;
+            self.queue_body(&crate::plain::libzmq_error_body(status));
+            return Err(HandshakeError::ZapRefused { status });
+        }
+        *plain = Plain::ServerInitiate;
+        let mut extra = Metadata::new();
+        if !reply.user_id.is_empty() {
+            extra.insert(crate::null::USER_ID, reply.user_id)?;
+        }
+        for (name, value) in reply.metadata.iter() {
+            extra.insert(name, value.clone())?;
+        }
+        self.zap_metadata = Some(extra);
+        self.queue_command(&crate::plain::welcome());
+        Ok(())
     }
 
     /// Consumes as much of `buf` as the handshake needs, stopping right after the peer's READY.
@@ -336,9 +403,14 @@ impl Handshake {
                                 self.queue_command(&reply);
                             }
                         }
-                        Ok(Step::Done(peer, reply)) => {
+                        Ok(Step::Done(mut peer, reply)) => {
                             if let Some(reply) = reply {
                                 self.queue_command(&reply);
+                            }
+                            if let Some(extra) = self.zap_metadata.take() {
+                                for (name, value) in extra.iter() {
+                                    peer.metadata.insert(name, value.clone())?;
+                                }
                             }
                             self.state = State::Complete(peer);
                             return Ok(());
@@ -433,6 +505,13 @@ impl Handshake {
             .map_or(MAX_HANDSHAKE_FRAME, |m| m.min(MAX_HANDSHAKE_FRAME))
     }
 
+    /// Queues a command frame with this body as it is (libzmq's PLAIN ERROR).
+    fn queue_body(&mut self, body: &[u8]) {
+        self.out.reserve(header_len(body.len()) + body.len());
+        put_header(&mut self.out, body.len(), false, true);
+        self.out.extend_from_slice(body);
+    }
+
     fn queue_command(&mut self, cmd: &Command) {
         let len = cmd.encoded_len();
         self.out.reserve(header_len(len) + len);
@@ -467,6 +546,28 @@ mod tests {
         b: &mut Handshake,
         chunk: usize,
     ) -> (Result<(), HandshakeError>, Result<(), HandshakeError>) {
+        pump_zap(a, b, chunk, 200)
+    }
+
+    /// [`pump`] with a ZAP handler answering every request with `status` (user id "alice").
+    fn pump_zap(
+        a: &mut Handshake,
+        b: &mut Handshake,
+        chunk: usize,
+        status: u16,
+    ) -> (Result<(), HandshakeError>, Result<(), HandshakeError>) {
+        let zap = |h: &mut Handshake, r: &mut Result<(), HandshakeError>| {
+            if let (Some(req), Ok(())) = (h.take_zap_request(), &r) {
+                assert_eq!(req.credentials.len(), 2);
+                let mut metadata = Metadata::new();
+                metadata.insert("X-Zap", Bytes::from_static(b"z")).unwrap();
+                *r = h.handle_zap_reply(Ok(ZapReply {
+                    status,
+                    user_id: Bytes::from_static(b"alice"),
+                    metadata,
+                }));
+            }
+        };
         let (mut a_to_b, mut b_to_a) = (BytesMut::new(), BytesMut::new());
         let (mut a_in, mut b_in) = (BytesMut::new(), BytesMut::new());
         let (mut ra, mut rb) = (Ok(()), Ok(()));
@@ -486,6 +587,8 @@ mod tests {
             if rb.is_ok() {
                 rb = b.handle_input(&mut b_in);
             }
+            zap(a, &mut ra);
+            zap(b, &mut rb);
         }
         (ra, rb)
     }
@@ -809,8 +912,47 @@ mod tests {
             let seen_by_server = server.peer().unwrap();
             assert_eq!(seen_by_server.socket_type, Some(SocketType::Req));
             assert_eq!(seen_by_server.routing_id.as_deref(), Some(&b"me"[..]));
+            assert_eq!(
+                seen_by_server.metadata.get("User-Id").unwrap(),
+                &b"alice"[..]
+            );
+            assert_eq!(seen_by_server.metadata.get("x-zap").unwrap(), &b"z"[..]);
             assert_eq!(client.peer().unwrap().socket_type, Some(SocketType::Rep));
         }
+    }
+
+    /// A refusing ZAP handler: the server sends ERROR with the status, both sides fail with it
+    /// as an authentication failure.
+    #[test]
+    fn plain_zap_refusal_reaches_both_sides() {
+        for status in [300, 400, 500] {
+            let mut cfg = HandshakeConfig::new(SocketType::Dealer);
+            cfg.security = plain_client(b"admin", b"wrong");
+            let mut client = Handshake::new(cfg);
+            let mut cfg = HandshakeConfig::new(SocketType::Router);
+            cfg.security = Security::PlainServer;
+            let mut server = Handshake::new(cfg);
+            let (rc, rs) = pump_zap(&mut client, &mut server, 16, status);
+            assert_eq!(rc.unwrap_err().auth_status(), Some(u32::from(status)));
+            assert_eq!(rs.unwrap_err().auth_status(), Some(u32::from(status)));
+        }
+        let mut cfg = HandshakeConfig::new(SocketType::Router);
+        cfg.security = Security::PlainServer;
+        let mut server = Handshake::new(cfg);
+        let mut input = BytesMut::from(&Greeting::new(Mechanism::Plain, false).encode()[..]);
+        input.extend_from_slice(b"\x04\x08\x05HELLO\x00\x00");
+        server.handle_input(&mut input).unwrap();
+        assert!(server.take_zap_request().is_some());
+        assert!(server.take_zap_request().is_none(), "asked once");
+        let e = server
+            .handle_zap_reply(Err(crate::zap::ZapReplyError::BadVersion))
+            .unwrap_err();
+        assert_eq!(e.protocol_error_code(), 0x2000_0003);
+        let mut null = Handshake::new(HandshakeConfig::new(SocketType::Router));
+        assert_eq!(
+            null.handle_zap_reply(Err(crate::zap::ZapReplyError::BadVersion)),
+            Err(HandshakeError::UnexpectedZapReply)
+        );
     }
 
     /// The bytes libzmq 4.3's PLAIN client and server put on the wire (src/plain_client.cpp,
@@ -852,7 +994,17 @@ mod tests {
         server.handle_input(&mut input).unwrap();
         let o = out(&mut server);
         assert_eq!(o[32], 1, "a server's as-server flag is 1");
-        assert_eq!(&o[GREETING_LEN..], b"\x04\x08\x07WELCOME");
+        assert_eq!(o.len(), GREETING_LEN, "nothing before the ZAP verdict");
+        let req = server.take_zap_request().unwrap();
+        assert_eq!(req.credentials, [&b"u"[..], &b"pw"[..]]);
+        server
+            .handle_zap_reply(Ok(ZapReply {
+                status: 200,
+                user_id: Bytes::new(),
+                metadata: Metadata::new(),
+            }))
+            .unwrap();
+        assert_eq!(&out(&mut server)[..], b"\x04\x08\x07WELCOME");
     }
 
     #[test]

@@ -36,6 +36,7 @@ pub mod security;
 pub mod socket_type;
 pub mod v1;
 pub mod v2;
+pub mod zap;
 
 pub use command::{Command, PING_CONTEXT_MAX};
 pub use decoder::{Decoded, FrameDecoder};
@@ -54,3 +55,4 @@ pub use security::Security;
 pub use socket_type::SocketType;
 pub use v1::{put_v1_header, V1Decoder};
 pub use v2::{V2Tail, V2TailDecoder};
+pub use zap::{ZapContext, ZapReply, ZapReplyError, ZapRequest, ZAP_ENDPOINT};

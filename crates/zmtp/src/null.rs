@@ -14,6 +14,8 @@ use crate::socket_type::SocketType;
 pub(crate) const SOCKET_TYPE: &str = "Socket-Type";
 /// READY property carrying the sender's routing id (RFC 37 "Identity").
 pub(crate) const IDENTITY: &str = "Identity";
+/// The property a ZAP handler's user id reaches messages under (`zmq_msg_gets`).
+pub(crate) const USER_ID: &str = "User-Id";
 /// Reason we give in the ERROR sent to a peer whose socket type cannot talk to ours.
 pub(crate) const INCOMPATIBLE_REASON: &[u8] = b"Incompatible Socket-Type";
 

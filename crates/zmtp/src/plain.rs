@@ -9,6 +9,12 @@
 //!  ClientReady  ◀─────────── READY (metadata)
 //! ```
 //!
+//! libzmq's PLAIN writes its ERROR command with the C literal `"\x05ERROR"`, whose hex
+//! escape swallows the `E`: the body goes out as `0x5E "RROR" reason_len reason`, and its
+//! PLAIN client recognises only that form (a well-formed ERROR is an UNEXPECTED_COMMAND to it,
+//! tried against Debian's 4.3.4). So a PLAIN server here sends libzmq's form, and a PLAIN
+//! client takes both.
+//!
 //! Every step follows libzmq 4.3 (src/plain_client.cpp, src/plain_server.cpp) including the
 //! protocol error each refusal reports: a command out of turn is UNEXPECTED_COMMAND, a bad
 //! HELLO or WELCOME body is MALFORMED_COMMAND_HELLO/_WELCOME, bad metadata INVALID_METADATA.
@@ -25,6 +31,31 @@ use crate::socket_type::SocketType;
 const HELLO: &[u8] = b"HELLO";
 const WELCOME: &[u8] = b"WELCOME";
 const INITIATE: &[u8] = b"INITIATE";
+/// The first five bytes of libzmq's PLAIN ERROR body (see the module comment).
+const LIBZMQ_ERROR: &[u8] = b"\x5eRROR";
+
+/// libzmq's PLAIN ERROR body for a ZAP status: `0x5E "RROR" 3 "400"`.
+pub(crate) fn libzmq_error_body(status: u16) -> Vec<u8> {
+    let reason = status.to_string();
+    let mut body = LIBZMQ_ERROR.to_vec();
+    body.push(u8::try_from(reason.len()).unwrap_or(u8::MAX));
+    body.extend_from_slice(reason.as_bytes());
+    body
+}
+
+/// The reason of an ERROR in libzmq's PLAIN form, if `body` is one.
+fn libzmq_error_reason(body: &Bytes) -> Option<Result<Bytes, HandshakeError>> {
+    let rest = body.strip_prefix(LIBZMQ_ERROR)?;
+    let malformed = Err(crate::error::CommandError::MalformedError.into());
+    let Some((&len, reason)) = rest.split_first() else {
+        return Some(malformed);
+    };
+    if reason.len() < usize::from(len) {
+        return Some(malformed);
+    }
+    let start = LIBZMQ_ERROR.len() + 1;
+    Some(Ok(body.slice(start..start + usize::from(len))))
+}
 
 /// What a PLAIN client sends in its HELLO (and a server receives, for its ZAP request).
 #[derive(Clone, PartialEq, Eq)]
@@ -86,6 +117,9 @@ pub(crate) enum Plain {
     ClientReady,
     /// Server: waiting for HELLO.
     ServerHello,
+    /// Server: HELLO received; the driver asks the ZAP handler (`Handshake::take_zap_request`)
+    /// and hands its verdict to `Handshake::handle_zap_reply`. `None` once asked.
+    ServerZap(Option<PlainCredentials>),
     /// Server: WELCOME sent, waiting for INITIATE.
     ServerInitiate,
 }
@@ -123,6 +157,11 @@ impl Plain {
         if !frame.command {
             return Err(HandshakeError::UnexpectedMessage.into());
         }
+        if matches!(self, Plain::ClientWelcome | Plain::ClientReady) {
+            if let Some(reason) = libzmq_error_reason(&frame.body) {
+                return Err(HandshakeError::PeerError { reason: reason? }.into());
+            }
+        }
         let command = Command::decode(frame.body).map_err(HandshakeError::from)?;
         let unexpected = |c: &Command| -> Refusal {
             HandshakeError::UnexpectedCommand {
@@ -149,13 +188,8 @@ impl Plain {
                 Ok(Step::Done(peer, None))
             }
             (Plain::ServerHello, Command::Unknown { name, data }) if name == HELLO => {
-                // Without a ZAP handler libzmq admits any credentials (src/plain_server.cpp).
-                decode_hello(&data)?;
-                *self = Plain::ServerInitiate;
-                Ok(Step::Continue(Some(Command::Unknown {
-                    name: Bytes::from_static(WELCOME),
-                    data: Bytes::new(),
-                })))
+                *self = Plain::ServerZap(Some(decode_hello(&data)?));
+                Ok(Step::Continue(None))
             }
             (Plain::ServerInitiate, Command::Unknown { name, data }) if name == INITIATE => {
                 let metadata = Metadata::decode(data).map_err(HandshakeError::from)?;
@@ -167,6 +201,14 @@ impl Plain {
             }
             (_, other) => Err(unexpected(&other)),
         }
+    }
+}
+
+/// The server's WELCOME, sent once the ZAP handler admitted the client.
+pub(crate) fn welcome() -> Command {
+    Command::Unknown {
+        name: Bytes::from_static(WELCOME),
+        data: Bytes::new(),
     }
 }
 
@@ -265,6 +307,18 @@ mod tests {
             HandshakeError::PeerError {
                 reason: Bytes::from_static(b"400")
             }
+        );
+        // libzmq's own form, and a truncated one.
+        assert_eq!(libzmq_error_body(400), b"\x5eRROR\x03400");
+        assert_eq!(
+            err(Plain::ClientWelcome, cmd(b"\x5eRROR\x03400")),
+            HandshakeError::PeerError {
+                reason: Bytes::from_static(b"400")
+            }
+        );
+        assert_eq!(
+            err(Plain::ClientWelcome, cmd(b"\x5eRROR\x0340")),
+            HandshakeError::Command(crate::error::CommandError::MalformedError)
         );
         assert_eq!(
             err(Plain::server(), Frame::message(Bytes::new(), false)),

@@ -1,0 +1,162 @@
+//! A socket's security settings: the `ZMQ_MECHANISM` the `ZMQ_PLAIN_*` options add up to,
+//! and the [`Security`] each new connection's handshake starts with.
+//!
+//! libzmq (src/options.cpp) keeps one mechanism and one as-server flag that every security
+//! option rewrites: `PLAIN_SERVER(1)` makes a PLAIN server, `PLAIN_USERNAME`/`PASSWORD` a
+//! PLAIN client, `PLAIN_SERVER(0)` or a `(NULL, 0)` username or password back to NULL (the
+//! stored credentials stay, readable). The rows of the option table hold the values; the
+//! rules that tie them together are here.
+
+use bytes::Bytes;
+use ferromq_zmtp::{PlainCredentials, Security};
+
+use crate::error::{Error, Result};
+use crate::option::{put_exact, Input, Options, Rule, Slot};
+
+/// `ZMQ_MECHANISM`'s values (zmq.h `ZMQ_NULL`, `ZMQ_PLAIN`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MechanismKind {
+    /// `ZMQ_NULL` = 0.
+    #[default]
+    Null,
+    /// `ZMQ_PLAIN` = 1.
+    Plain,
+}
+
+impl MechanismKind {
+    /// zmq.h's number.
+    pub fn to_raw(self) -> i32 {
+        match self {
+            Self::Null => 0,
+            Self::Plain => 1,
+        }
+    }
+}
+
+/// Read-only: the security options change it.
+impl Slot for MechanismKind {
+    fn set(&mut self, _rule: Rule, _value: Input<'_>) -> Result<()> {
+        Err(Error::Invalid)
+    }
+    fn get(&self, _rule: Rule, out: &mut [u8]) -> Result<usize> {
+        put_exact(out, &self.to_raw().to_ne_bytes())
+    }
+}
+
+impl Options {
+    /// After a security option's row stored its value: the mechanism and role it implies.
+    pub(crate) fn security_option_set(&mut self, option: i32, value: Input<'_>) {
+        use crate::option::{ZMQ_PLAIN_PASSWORD, ZMQ_PLAIN_SERVER, ZMQ_PLAIN_USERNAME};
+        match option {
+            ZMQ_PLAIN_SERVER => {
+                self.mechanism = if self.as_server {
+                    MechanismKind::Plain
+                } else {
+                    MechanismKind::Null
+                };
+            }
+            ZMQ_PLAIN_USERNAME | ZMQ_PLAIN_PASSWORD => {
+                if value.bytes.is_empty() {
+                    self.mechanism = MechanismKind::Null;
+                } else {
+                    self.as_server = false;
+                    self.mechanism = MechanismKind::Plain;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `ZMQ_PLAIN_SERVER` as libzmq reads it back: a server of the PLAIN mechanism.
+    pub(crate) fn plain_server(&self) -> bool {
+        self.as_server && self.mechanism == MechanismKind::Plain
+    }
+
+    /// The handshake's mechanism and role for a connection made now.
+    pub(crate) fn security(&self) -> Security {
+        match self.mechanism {
+            MechanismKind::Null => Security::Null,
+            MechanismKind::Plain if self.as_server => Security::PlainServer,
+            MechanismKind::Plain => Security::PlainClient(PlainCredentials {
+                username: self.plain_username.clone(),
+                password: self.plain_password.clone(),
+            }),
+        }
+    }
+}
+
+/// A `(NULL, 0)` value: what turns a PLAIN username or password back to NULL.
+pub(crate) fn is_null_input(value: Input<'_>) -> bool {
+    value.null && value.bytes.is_empty()
+}
+
+/// Stored strings are kept on `(NULL, 0)` (libzmq only resets the mechanism).
+pub(crate) fn keep_on_null(slot: &mut Bytes, rule: Rule, value: Input<'_>) -> Result<()> {
+    if is_null_input(value) {
+        return Ok(());
+    }
+    slot.set(rule, value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::option::{ZMQ_MECHANISM, ZMQ_PLAIN_PASSWORD, ZMQ_PLAIN_SERVER, ZMQ_PLAIN_USERNAME};
+
+    fn get_int(o: &Options, option: i32) -> i32 {
+        let mut out = [0u8; 4];
+        assert_eq!(o.get(option, &mut out), Some(Ok(4)));
+        i32::from_ne_bytes(out)
+    }
+
+    #[test]
+    fn mechanism_follows_the_plain_options() {
+        let mut o = Options::default();
+        assert_eq!(o.security(), Security::Null);
+        o.set(ZMQ_PLAIN_SERVER, Input::of(&1i32.to_ne_bytes()))
+            .unwrap();
+        assert_eq!(
+            (get_int(&o, ZMQ_MECHANISM), get_int(&o, ZMQ_PLAIN_SERVER)),
+            (1, 1)
+        );
+        assert_eq!(o.security(), Security::PlainServer);
+        o.set(ZMQ_PLAIN_USERNAME, Input::of(b"admin")).unwrap();
+        o.set(ZMQ_PLAIN_PASSWORD, Input::of(b"secret")).unwrap();
+        assert_eq!(
+            (get_int(&o, ZMQ_MECHANISM), get_int(&o, ZMQ_PLAIN_SERVER)),
+            (1, 0)
+        );
+        assert_eq!(
+            o.security(),
+            Security::PlainClient(PlainCredentials {
+                username: Bytes::from_static(b"admin"),
+                password: Bytes::from_static(b"secret"),
+            })
+        );
+        let null = Input {
+            bytes: &[],
+            null: true,
+        };
+        o.set(ZMQ_PLAIN_PASSWORD, null).unwrap();
+        assert_eq!(get_int(&o, ZMQ_MECHANISM), 0);
+        let mut out = [0u8; 16];
+        assert_eq!(o.get(ZMQ_PLAIN_PASSWORD, &mut out), Some(Ok(7)), "kept");
+        assert_eq!(
+            o.set(ZMQ_PLAIN_USERNAME, Input::of(b"")),
+            Err(Error::Invalid)
+        );
+        assert_eq!(
+            o.set(ZMQ_PLAIN_USERNAME, Input::of(&[b'x'; 256])),
+            Err(Error::Invalid)
+        );
+        assert_eq!(
+            o.set(ZMQ_PLAIN_SERVER, Input::of(&2i32.to_ne_bytes())),
+            Err(Error::Invalid)
+        );
+        assert_eq!(
+            o.set(ZMQ_MECHANISM, Input::of(&1i32.to_ne_bytes())),
+            Err(Error::Invalid)
+        );
+    }
+}

@@ -1,0 +1,220 @@
+/* One side of a secured connection, for tests/tests/c_security.rs: built against ferromq and
+   against the system libzmq, so that a ferromq process and a libzmq process meet over tcp or
+   ipc with the same code on both ends.
+
+   security_peer <bind|connect> <endpoint> <pattern> <security> <expect>
+     pattern:  reqrep | dealerrouter (the binder is REP/ROUTER, the connecter REQ/DEALER)
+     security: null | plain-server (no ZAP handler) | plain-server-zap:USER:PASS (a ZAP
+               handler admitting only USER:PASS, as User-Id USER) | plain-client:USER:PASS
+     expect:   ok (a request and its reply go through; behind a ZAP handler the request
+               carries User-Id) | auth:STATUS | protocol:HEXCODE | nodetail:ERRNO (that
+               handshake-failed monitor event arrives, and no message does) | none (no
+               message arrives) | mismatch (ZMTP_MECHANISM_MISMATCH, or the peer closing
+               first, which its greeting timing decides; prints "protocol" or "closed")
+   A binder prints its resolved endpoint on the first line; every side prints "ok" last. */
+#define _DEFAULT_SOURCE
+#include <pthread.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char zap_user[256], zap_pass[256];
+
+/* RFC 27 handler: admits exactly zap_user/zap_pass, 400 otherwise. */
+static void *zap_handler (void *ctx)
+{
+    void *h = zmq_socket (ctx, ZMQ_REP);
+    CHECK (zmq_bind (h, "inproc://zeromq.zap.01") == 0);
+    int linger = 0;
+    zmq_setsockopt (h, ZMQ_LINGER, &linger, sizeof linger);
+    while (1) {
+        char f[9][256];
+        int n = 0;
+        int rc = 0;
+        do {
+            rc = recv_str (h, f[n < 9 ? n : 8], 256, 0);
+            if (rc < 0)
+                break;
+            n++;
+        } while (rcvmore (h));
+        if (rc < 0)
+            break;
+        if (n == 1 && strcmp (f[0], "STOP") == 0)
+            break;
+        int good = n == 8 && strcmp (f[5], "PLAIN") == 0
+                   && strcmp (f[6], zap_user) == 0 && strcmp (f[7], zap_pass) == 0;
+        send_str (h, "1.0", ZMQ_SNDMORE);
+        send_str (h, f[1], ZMQ_SNDMORE);
+        send_str (h, good ? "200" : "400", ZMQ_SNDMORE);
+        send_str (h, good ? "OK" : "Bad credentials", ZMQ_SNDMORE);
+        send_str (h, good ? zap_user : "", ZMQ_SNDMORE);
+        send_str (h, "", 0);
+    }
+    zmq_close (h);
+    return NULL;
+}
+
+static void apply_security (void *s, const char *security)
+{
+    int one = 1;
+    if (strcmp (security, "null") == 0)
+        return;
+    if (strncmp (security, "plain-server", 12) == 0) {
+        CHECK (zmq_setsockopt (s, ZMQ_PLAIN_SERVER, &one, sizeof one) == 0);
+        return;
+    }
+    char user[256] = "", pass[256] = "";
+    if (sscanf (security, "plain-client:%255[^:]:%255s", user, pass) == 2) {
+        CHECK (zmq_setsockopt (s, ZMQ_PLAIN_USERNAME, user, strlen (user)) == 0);
+        CHECK (zmq_setsockopt (s, ZMQ_PLAIN_PASSWORD, pass, strlen (pass)) == 0);
+        return;
+    }
+    fprintf (stderr, "unknown security %s\n", security);
+    failures++;
+}
+
+/* Waits up to 5 s for an event in `mask`; returns its value (and its number in `which`), or
+   -1. */
+static long wait_events (void *mon, int mask, int *which)
+{
+    int ms = 5000;
+    zmq_setsockopt (mon, ZMQ_RCVTIMEO, &ms, sizeof ms);
+    while (1) {
+        unsigned char head[6];
+        char addr[256];
+        if (zmq_recv (mon, head, sizeof head, 0) != 6)
+            return -1;
+        if (zmq_recv (mon, addr, sizeof addr, 0) < 0)
+            return -1;
+        unsigned short e;
+        unsigned int v;
+        memcpy (&e, head, 2);
+        memcpy (&v, head + 2, 4);
+        if (e & mask) {
+            if (which)
+                *which = e;
+            return (long) v;
+        }
+    }
+}
+
+static long wait_event (void *mon, int event)
+{
+    return wait_events (mon, event, NULL);
+}
+
+int main (int argc, char **argv)
+{
+    if (argc != 6) {
+        fprintf (stderr, "usage: security_peer bind|connect ENDPOINT PATTERN SECURITY EXPECT\n");
+        return 2;
+    }
+    int binder = strcmp (argv[1], "bind") == 0;
+    int router = strcmp (argv[3], "dealerrouter") == 0;
+    const char *security = argv[4], *expect = argv[5];
+    void *ctx = zmq_ctx_new ();
+
+    pthread_t zap;
+    int with_zap = sscanf (security, "plain-server-zap:%255[^:]:%255s", zap_user, zap_pass) == 2;
+    if (with_zap)
+        pthread_create (&zap, NULL, zap_handler, ctx);
+
+    int type = binder ? (router ? ZMQ_ROUTER : ZMQ_REP) : (router ? ZMQ_DEALER : ZMQ_REQ);
+    void *s = zmq_socket (ctx, type);
+    set_timeouts (s, 5000);
+    apply_security (s, security);
+    char mon_ep[64];
+    snprintf (mon_ep, sizeof mon_ep, "inproc://monitor-%d", (int) getpid ());
+    CHECK (zmq_socket_monitor (s, mon_ep, ZMQ_EVENT_ALL) == 0);
+    void *mon = zmq_socket (ctx, ZMQ_PAIR);
+    CHECK (zmq_connect (mon, mon_ep) == 0);
+
+    if (binder) {
+        char ep[256];
+        CHECK (bind_resolved (s, argv[2], ep, sizeof ep) == 0);
+        printf ("%s\n", ep);
+        fflush (stdout);
+    } else {
+        CHECK (zmq_connect (s, argv[2]) == 0);
+    }
+
+    char buf[64];
+    if (strcmp (expect, "ok") == 0) {
+        if (binder) {
+            char id[256];
+            int n = 0;
+            if (router) {
+                n = zmq_recv (s, id, sizeof id, 0);
+                CHECK (n > 0);
+            }
+            zmq_msg_t msg;
+            zmq_msg_init (&msg);
+            CHECK (zmq_msg_recv (&msg, s, 0) == 5 && memcmp (zmq_msg_data (&msg), "hello", 5) == 0);
+            if (with_zap) {
+                const char *user = zmq_msg_gets (&msg, "User-Id");
+                if (user == NULL || strcmp (user, zap_user) != 0) {
+                    fprintf (stderr, "User-Id: %s\n", user ? user : "(none)");
+                    failures++;
+                }
+            }
+            zmq_msg_close (&msg);
+            if (router)
+                CHECK (zmq_send (s, id, n > 0 ? (size_t) n : 0, ZMQ_SNDMORE) == n);
+            CHECK (send_str (s, "world", 0) == 5);
+            /* Let the reply leave before the context goes. */
+            CHECK (wait_event (mon, ZMQ_EVENT_DISCONNECTED) >= 0);
+        } else {
+            CHECK (send_str (s, "hello", 0) == 5);
+            CHECK (recv_str (s, buf, sizeof buf, 0) == 5 && strcmp (buf, "world") == 0);
+            CHECK (wait_event (mon, ZMQ_EVENT_HANDSHAKE_SUCCEEDED) == 0);
+        }
+    } else {
+        long want = -1;
+        int event = 0;
+        if (sscanf (expect, "auth:%ld", &want) == 1)
+            event = ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+        else if (sscanf (expect, "protocol:%lx", &want) == 1)
+            event = ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL;
+        else if (sscanf (expect, "nodetail:%ld", &want) == 1)
+            event = ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+        long got = event ? wait_event (mon, event) : -1;
+        if (strcmp (expect, "mismatch") == 0) {
+            int which = 0;
+            got = wait_events (
+              mon, ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL,
+              &which);
+            event = which;
+            want = which == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
+                     ? ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
+                     : got;
+            if (got >= 0)
+                printf ("%s\n", which == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? "protocol"
+                                                                         : "closed");
+        }
+        if (got != want || (got < 0 && event != 0)) {
+            fprintf (stderr, "expected event %d value %ld, got %ld\n", event, want, got);
+            failures++;
+        }
+        if (!binder)
+            zmq_send (s, "hello", 5, ZMQ_DONTWAIT);
+        /* Nothing may be delivered either way. */
+        zmq_pollitem_t item = {s, 0, ZMQ_POLLIN, 0};
+        CHECK (zmq_poll (&item, 1, 500) == 0);
+    }
+
+    zmq_close (mon);
+    zmq_close (s);
+    if (with_zap) {
+        void *stop = zmq_socket (ctx, ZMQ_REQ);
+        int linger = 0;
+        zmq_setsockopt (stop, ZMQ_LINGER, &linger, sizeof linger);
+        zmq_connect (stop, "inproc://zeromq.zap.01");
+        send_str (stop, "STOP", 0);
+        zmq_close (stop);
+        pthread_join (zap, NULL);
+    }
+    zmq_ctx_term (ctx);
+    if (failures == 0)
+        printf ("ok\n");
+    return failures != 0;
+}
