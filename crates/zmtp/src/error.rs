@@ -9,6 +9,7 @@ use std::fmt;
 
 use bytes::Bytes;
 
+use crate::curve_error::CurveError;
 use crate::greeting::Mechanism;
 use crate::socket_type::SocketType;
 use crate::zap::ZapReplyError;
@@ -326,6 +327,10 @@ pub enum HandshakeError {
     ZapReply(ZapReplyError),
     /// A ZAP reply was handed to a handshake that asked for none.
     UnexpectedZapReply,
+    /// A PLAIN server with no ZAP handler bound: libzmq 4.3 refuses every client (EFAULT).
+    NoZapHandler,
+    /// A CURVE command or box refused.
+    Curve(CurveError),
 }
 
 impl HandshakeError {
@@ -343,7 +348,9 @@ impl HandshakeError {
             | Self::MalformedHello
             | Self::MalformedWelcome => Fault::Malformed,
             Self::ZapRefused { .. } => Fault::PeerIncompatible,
-            Self::ZapReply(_) | Self::UnexpectedZapReply => Fault::ApiMisuse,
+            Self::ZapReply(_) | Self::UnexpectedZapReply | Self::NoZapHandler => Fault::ApiMisuse,
+            Self::Curve(CurveError::NoRandomness) => Fault::ApiMisuse,
+            Self::Curve(_) => Fault::PeerMisbehaved,
             Self::MechanismMismatch { .. }
             | Self::IncompatibleSocketType { .. }
             | Self::PeerError { .. } => Fault::PeerIncompatible,
@@ -379,7 +386,10 @@ impl HandshakeError {
             Self::MalformedHello => p::ZMTP_MALFORMED_COMMAND_HELLO,
             Self::MalformedWelcome => p::ZMTP_MALFORMED_COMMAND_WELCOME,
             Self::ZapReply(e) => e.protocol_error_code(),
-            Self::ZapRefused { .. } | Self::UnexpectedZapReply => p::ZMTP_UNSPECIFIED,
+            Self::ZapRefused { .. } | Self::UnexpectedZapReply | Self::NoZapHandler => {
+                p::ZMTP_UNSPECIFIED
+            }
+            Self::Curve(e) => e.protocol_error_code(),
         }
     }
 
@@ -440,6 +450,8 @@ impl fmt::Display for HandshakeError {
             Self::ZapRefused { status } => write!(f, "ZAP handler refused the peer ({status})"),
             Self::ZapReply(e) => write!(f, "{e}"),
             Self::UnexpectedZapReply => f.write_str("ZAP reply without a ZAP request"),
+            Self::NoZapHandler => f.write_str("no ZAP handler bound for a PLAIN server"),
+            Self::Curve(e) => write!(f, "{e}"),
         }
     }
 }

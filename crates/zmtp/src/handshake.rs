@@ -29,6 +29,8 @@
 use bytes::{Bytes, BytesMut};
 
 use crate::command::Command;
+use crate::curve::{Curve, CurveStep};
+use crate::curve_message::CurveCodec;
 use crate::decoder::{Decoded, FrameDecoder};
 use crate::error::{FrameError, HandshakeError};
 use crate::frame::{header_len, put_header};
@@ -127,6 +129,8 @@ enum MechanismState {
     Null,
     /// PLAIN, either role.
     Plain(Plain),
+    /// CURVE, either role (boxed: its keys make it the largest state).
+    Curve(Box<Curve>),
 }
 
 /// One connection's ZMTP 3.x handshake.
@@ -147,6 +151,8 @@ pub struct Handshake {
     out: BytesMut,
     /// What an admitting ZAP reply adds to the peer's metadata: User-Id and its properties.
     zap_metadata: Option<Metadata>,
+    /// CURVE: the MESSAGE codec, once complete.
+    curve_codec: Option<CurveCodec>,
 }
 
 impl Handshake {
@@ -189,31 +195,58 @@ impl Handshake {
             sent: GREETING_FIRST,
             out,
             zap_metadata: None,
+            curve_codec: None,
         }
     }
 
     /// The request for the ZAP handler, once, when the mechanism's server has the client's
-    /// credentials (PLAIN HELLO). The driver asks the handler bound at
-    /// [`crate::zap::ZAP_ENDPOINT`] and hands the reply to [`Handshake::handle_zap_reply`];
-    /// with no handler bound, libzmq fails a PLAIN handshake (HANDSHAKE_FAILED_NO_DETAIL,
-    /// EFAULT) and so should the driver.
+    /// credentials (PLAIN HELLO, CURVE INITIATE). The driver asks the handler bound at
+    /// [`crate::zap::ZAP_ENDPOINT`] and hands the reply to [`Handshake::handle_zap_reply`],
+    /// or calls [`Handshake::handle_no_zap_handler`] when none is bound.
     pub fn take_zap_request(&mut self) -> Option<ZapRequest> {
-        let State::Mechanism {
-            mechanism: MechanismState::Plain(Plain::ServerZap(pending)),
-            ..
-        } = &mut self.state
-        else {
+        let State::Mechanism { mechanism, .. } = &mut self.state else {
             return None;
         };
-        let credentials = pending.take()?;
-        Some(ZapRequest {
-            mechanism: crate::greeting::Mechanism::Plain,
-            credentials: vec![credentials.username, credentials.password],
-        })
+        match mechanism {
+            MechanismState::Plain(Plain::ServerZap(pending)) => {
+                let credentials = pending.take()?;
+                Some(ZapRequest {
+                    mechanism: crate::greeting::Mechanism::Plain,
+                    credentials: vec![credentials.username, credentials.password],
+                })
+            }
+            MechanismState::Curve(curve) => Some(ZapRequest {
+                mechanism: crate::greeting::Mechanism::Curve,
+                credentials: vec![Bytes::copy_from_slice(&curve.take_zap_key()?)],
+            }),
+            _ => None,
+        }
     }
 
-    /// The ZAP handler's verdict (or why its reply was refused): 200 sends WELCOME and goes on;
-    /// any other status sends ERROR with it and fails with [`HandshakeError::ZapRefused`].
+    /// No ZAP handler is bound: libzmq 4.3 admits a CURVE client (the keys authenticated it)
+    /// and refuses a PLAIN one ([`HandshakeError::NoZapHandler`], reported with EFAULT).
+    pub fn handle_no_zap_handler(&mut self) -> Result<(), HandshakeError> {
+        if matches!(
+            self.state,
+            State::Mechanism {
+                mechanism: MechanismState::Curve(_),
+                ..
+            }
+        ) {
+            return self.handle_zap_reply(Ok(ZapReply {
+                status: 200,
+                user_id: Bytes::new(),
+                metadata: Metadata::new(),
+            }));
+        }
+        let e = HandshakeError::NoZapHandler;
+        self.state = State::Failed(e.clone());
+        Err(e)
+    }
+
+    /// The ZAP handler's verdict (or why its reply was refused): 200 goes on (PLAIN: WELCOME;
+    /// CURVE: READY, and the handshake is complete); any other status sends ERROR with it and
+    /// fails with [`HandshakeError::ZapRefused`].
     pub fn handle_zap_reply(
         &mut self,
         reply: Result<ZapReply, ZapReplyError>,
@@ -226,23 +259,31 @@ impl Handshake {
     }
 
     fn zap_step(&mut self, reply: Result<ZapReply, ZapReplyError>) -> Result<(), HandshakeError> {
-        let State::Mechanism {
-            mechanism: MechanismState::Plain(plain @ Plain::ServerZap(None)),
-            ..
-        } = &mut self.state
-        else {
-            return match &self.state {
-                State::Failed(e) => Err(e.clone()),
-                _ => Err(HandshakeError::UnexpectedZapReply),
-            };
+        let awaiting = match &self.state {
+            State::Mechanism {
+                mechanism: MechanismState::Plain(Plain::ServerZap(None)),
+                ..
+            } => true,
+            State::Mechanism {
+                mechanism: MechanismState::Curve(c),
+                ..
+            } => c.awaits_zap(),
+            State::Failed(e) => return Err(e.clone()),
+            _ => false,
         };
+        if !awaiting {
+            return Err(HandshakeError::UnexpectedZapReply);
+        }
         let reply = reply.map_err(HandshakeError::ZapReply)?;
         if reply.status != 200 {
             let status = reply.status;
-            self.queue_body(&crate::plain::libzmq_error_body(status));
+            if matches!(self.security, Security::PlainServer) {
+                self.queue_body(&crate::plain::libzmq_error_body(status));
+            } else {
+                self.queue_command(&Command::Error(Bytes::from(status.to_string())));
+            }
             return Err(HandshakeError::ZapRefused { status });
         }
-        *plain = Plain::ServerInitiate;
         let mut extra = Metadata::new();
         if !reply.user_id.is_empty() {
             extra.insert(crate::null::USER_ID, reply.user_id)?;
@@ -250,9 +291,43 @@ impl Handshake {
         for (name, value) in reply.metadata.iter() {
             extra.insert(name, value.clone())?;
         }
-        self.zap_metadata = Some(extra);
-        self.queue_command(&crate::plain::welcome());
+        let State::Mechanism {
+            minor, mechanism, ..
+        } = &mut self.state
+        else {
+            return Err(HandshakeError::UnexpectedZapReply);
+        };
+        match mechanism {
+            MechanismState::Curve(curve) => {
+                let local = Local {
+                    socket_type: self.socket_type,
+                    minor: *minor,
+                    metadata: &self.metadata,
+                };
+                let (ready, mut peer) = curve
+                    .admit(&local)
+                    .ok_or(HandshakeError::UnexpectedZapReply)?;
+                self.curve_codec = curve.take_codec();
+                for (name, value) in extra.iter() {
+                    peer.metadata.insert(name, value.clone())?;
+                }
+                self.queue_body(&ready);
+                self.state = State::Complete(peer);
+            }
+            MechanismState::Plain(plain) => {
+                *plain = Plain::ServerInitiate;
+                self.zap_metadata = Some(extra);
+                self.queue_command(&crate::plain::welcome());
+            }
+            MechanismState::Null => return Err(HandshakeError::UnexpectedZapReply),
+        }
         Ok(())
+    }
+
+    /// The CURVE MESSAGE codec for the connection, once the handshake is complete (`None`
+    /// for NULL and PLAIN, whose frames go as they are).
+    pub fn take_curve_codec(&mut self) -> Option<CurveCodec> {
+        self.curve_codec.take()
     }
 
     /// Consumes as much of `buf` as the handshake needs, stopping right after the peer's READY.
@@ -362,6 +437,14 @@ impl Handshake {
                             MechanismState::Plain(plain)
                         }
                         Security::PlainServer => MechanismState::Plain(Plain::server()),
+                        Security::CurveClient(keys) => {
+                            let (curve, hello) = Curve::client(keys.clone())?;
+                            self.queue_body(&hello);
+                            MechanismState::Curve(Box::new(curve))
+                        }
+                        Security::CurveServer(ours) => {
+                            MechanismState::Curve(Box::new(Curve::server(ours.clone())))
+                        }
                     };
                     let limit = self.handshake_frame_limit();
                     self.state = State::Mechanism {
@@ -395,6 +478,29 @@ impl Handshake {
                                 metadata: &self.metadata,
                             };
                             plain.handle(frame, &local)
+                        }
+                        MechanismState::Curve(curve) => {
+                            let local = Local {
+                                socket_type: self.socket_type,
+                                minor: *minor,
+                                metadata: &self.metadata,
+                            };
+                            match curve.handle(frame, &local) {
+                                Ok(CurveStep::Continue(body)) => {
+                                    if let Some(body) = body {
+                                        self.queue_body(&body);
+                                    }
+                                    continue;
+                                }
+                                Ok(CurveStep::Done(peer, codec, body)) => {
+                                    if let Some(body) = body {
+                                        self.queue_body(&body);
+                                    }
+                                    self.curve_codec = Some(codec);
+                                    Ok(Step::Done(*peer, None))
+                                }
+                                Err(refusal) => Err(refusal),
+                            }
                         }
                     };
                     match step {
@@ -558,7 +664,12 @@ mod tests {
     ) -> (Result<(), HandshakeError>, Result<(), HandshakeError>) {
         let zap = |h: &mut Handshake, r: &mut Result<(), HandshakeError>| {
             if let (Some(req), Ok(())) = (h.take_zap_request(), &r) {
-                assert_eq!(req.credentials.len(), 2);
+                let n = if req.mechanism == Mechanism::Curve {
+                    1
+                } else {
+                    2
+                };
+                assert_eq!(req.credentials.len(), n);
                 let mut metadata = Metadata::new();
                 metadata.insert("X-Zap", Bytes::from_static(b"z")).unwrap();
                 *r = h.handle_zap_reply(Ok(ZapReply {
@@ -1056,6 +1167,101 @@ mod tests {
         input.extend_from_slice(b"\x04\x0a\x05ERROR\x03400");
         let e = client.handle_input(&mut input).unwrap_err();
         assert_eq!(e.auth_status(), Some(400));
+    }
+
+    fn curve_pair(
+        server_keys: &crate::curve_keys::KeyPair,
+        server_public_known: [u8; 32],
+    ) -> (Handshake, Handshake) {
+        let mut cfg = HandshakeConfig::new(SocketType::Dealer);
+        cfg.routing_id = Bytes::from_static(b"dealer-1");
+        cfg.security = Security::CurveClient(crate::curve::CurveClientKeys {
+            ours: crate::curve_keys::KeyPair::generate().unwrap(),
+            server: server_public_known,
+        });
+        let client = Handshake::new(cfg);
+        let mut cfg = HandshakeConfig::new(SocketType::Router);
+        cfg.security = Security::CurveServer(server_keys.clone());
+        (client, Handshake::new(cfg))
+    }
+
+    #[test]
+    fn curve_handshake_then_messages_any_chunking() {
+        let server_keys = crate::curve_keys::KeyPair::generate().unwrap();
+        for chunk in [1, 13, 200, 4096] {
+            let (mut client, mut server) = curve_pair(&server_keys, server_keys.public);
+            let (rc, rs) = pump(&mut client, &mut server, chunk);
+            assert_eq!((rc, rs), (Ok(()), Ok(())), "chunk {chunk}");
+            let seen = server.peer().unwrap();
+            assert_eq!(seen.socket_type, Some(SocketType::Dealer));
+            assert_eq!(seen.routing_id.as_deref(), Some(&b"dealer-1"[..]));
+            assert_eq!(seen.metadata.get("User-Id").unwrap(), &b"alice"[..]);
+            assert_eq!(client.peer().unwrap().socket_type, Some(SocketType::Router));
+            let mut c = client.take_curve_codec().unwrap();
+            let mut s = server.take_curve_codec().unwrap();
+            assert!(client.take_curve_codec().is_none(), "taken once");
+            let boxed = c.encode(b"request", true, false);
+            let got = s.decode(&boxed).unwrap();
+            assert_eq!((&got.body[..], got.more), (&b"request"[..], true));
+            let back = s.encode(b"reply", false, false);
+            assert_eq!(&c.decode(&back).unwrap().body[..], b"reply");
+        }
+    }
+
+    /// The client has the wrong server key: its HELLO box does not open at the server, which
+    /// refuses with ZMTP_CRYPTOGRAPHIC; nothing else is exchanged.
+    #[test]
+    fn curve_wrong_server_key_fails_at_hello() {
+        let server_keys = crate::curve_keys::KeyPair::generate().unwrap();
+        let other = crate::curve_keys::KeyPair::generate().unwrap();
+        let (mut client, mut server) = curve_pair(&server_keys, other.public);
+        let (rc, rs) = pump(&mut client, &mut server, 64);
+        assert_eq!(
+            rc,
+            Ok(()),
+            "the client waits for a WELCOME that never comes"
+        );
+        assert!(!client.is_complete());
+        let e = rs.unwrap_err();
+        assert_eq!(
+            e.protocol_error_code(),
+            crate::error::protocol_error::ZMTP_CRYPTOGRAPHIC
+        );
+    }
+
+    #[test]
+    fn curve_zap_refusal_and_no_handler() {
+        let server_keys = crate::curve_keys::KeyPair::generate().unwrap();
+        let (mut client, mut server) = curve_pair(&server_keys, server_keys.public);
+        let (rc, rs) = pump_zap(&mut client, &mut server, 64, 400);
+        assert_eq!(rc.unwrap_err().auth_status(), Some(400));
+        assert_eq!(rs.unwrap_err().auth_status(), Some(400));
+        // No handler: libzmq admits a CURVE client.
+        let (mut client, mut server) = curve_pair(&server_keys, server_keys.public);
+        let mut a_to_b = BytesMut::new();
+        let mut b_to_a = BytesMut::new();
+        for _ in 0..10 {
+            client.poll_output(&mut a_to_b);
+            server.handle_input(&mut a_to_b).unwrap();
+            if server.take_zap_request().is_some() {
+                server.handle_no_zap_handler().unwrap();
+            }
+            server.poll_output(&mut b_to_a);
+            client.handle_input(&mut b_to_a).unwrap();
+        }
+        assert!(client.is_complete() && server.is_complete());
+        // PLAIN without a handler is refused.
+        let mut cfg = HandshakeConfig::new(SocketType::Router);
+        cfg.security = Security::PlainServer;
+        let mut plain = Handshake::new(cfg);
+        let mut input = BytesMut::from(&Greeting::new(Mechanism::Plain, false).encode()[..]);
+        input.extend_from_slice(b"\x04\x08\x05HELLO\x00\x00");
+        plain.handle_input(&mut input).unwrap();
+        assert!(plain.take_zap_request().is_some());
+        assert_eq!(
+            plain.handle_no_zap_handler(),
+            Err(HandshakeError::NoZapHandler)
+        );
     }
 
     #[test]

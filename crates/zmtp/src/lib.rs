@@ -23,6 +23,10 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod command;
+pub mod curve;
+pub mod curve_error;
+pub mod curve_keys;
+pub mod curve_message;
 pub mod decoder;
 pub mod encoder;
 pub mod error;
@@ -39,6 +43,10 @@ pub mod v2;
 pub mod zap;
 
 pub use command::{Command, PING_CONTEXT_MAX};
+pub use curve::CurveClientKeys;
+pub use curve_error::CurveError;
+pub use curve_keys::KeyPair;
+pub use curve_message::{CurveCodec, Unboxed};
 pub use decoder::{Decoded, FrameDecoder};
 pub use encoder::{Encoder, DEFAULT_COPY_THRESHOLD};
 pub use error::{

@@ -1,6 +1,8 @@
 //! Which security mechanism a connection speaks, and in which role: what a socket's
-//! `ZMQ_PLAIN_*` (and later `ZMQ_CURVE_*`) options add up to when a connection starts.
+//! `ZMQ_PLAIN_*` and `ZMQ_CURVE_*` options add up to when a connection starts.
 
+use crate::curve::CurveClientKeys;
+use crate::curve_keys::KeyPair;
 use crate::greeting::Mechanism;
 use crate::plain::PlainCredentials;
 
@@ -15,6 +17,10 @@ pub enum Security {
     PlainClient(PlainCredentials),
     /// RFC 24 PLAIN server.
     PlainServer,
+    /// RFC 26 CURVE client: our long-term keys and the server's public key.
+    CurveClient(CurveClientKeys),
+    /// RFC 26 CURVE server with its long-term keys.
+    CurveServer(KeyPair),
 }
 
 impl Security {
@@ -23,11 +29,12 @@ impl Security {
         match self {
             Self::Null => Mechanism::Null,
             Self::PlainClient(_) | Self::PlainServer => Mechanism::Plain,
+            Self::CurveClient(_) | Self::CurveServer(_) => Mechanism::Curve,
         }
     }
 
     /// Whether we are the mechanism's server (the greeting's as-server flag).
     pub fn is_server(&self) -> bool {
-        matches!(self, Self::PlainServer)
+        matches!(self, Self::PlainServer | Self::CurveServer(_))
     }
 }
