@@ -67,7 +67,8 @@ pub use bytes::Bytes;
 pub use connect::connection_props;
 pub use context::Context;
 pub use error::{Error, Result, EFSM, EMTHREAD, ENOCOMPATPROTO, ETERM, ZMQ_HAUSNUMERO};
-pub use ferromq_zmtp::SocketType;
+pub use ferromq_zmtp::curve_keys::KeyPair as CurveKeyPair;
+pub use ferromq_zmtp::{z85, SocketType};
 pub use io::monitor;
 /// Recycled send buffers, shared with the C ABI crate (`zmq_msg_init_size` bodies).
 #[doc(hidden)]

@@ -28,7 +28,7 @@ mod typed_value;
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
-use security::MechanismKind;
+use security::{CurveKey, MechanismKind};
 
 pub(crate) use rule::{int_value, put, put_exact};
 pub use rule::{Held, Input, Rule, Slot};
@@ -288,6 +288,19 @@ options! {
     /// username.
     ZMQ_PLAIN_PASSWORD = 46 => plain_password: Bytes = Bytes::new(), "",
         Rule::Text { max: 255, null_clears: true }, Types::ALL, true, Implemented;
+    /// `ZMQ_CURVE_SERVER`: be the CURVE server (1) or back to NULL (0); shares the as-server
+    /// flag with `ZMQ_PLAIN_SERVER`.
+    ZMQ_CURVE_SERVER = 47 => curve_server: Held = Held, "bool", Rule::Flag01, Types::ALL, true,
+        Implemented;
+    /// `ZMQ_CURVE_PUBLICKEY`: our long-term public key; makes the mechanism CURVE.
+    ZMQ_CURVE_PUBLICKEY = 48 => curve_publickey: CurveKey = CurveKey::default(), "",
+        Rule::CurveKey, Types::ALL, true, Implemented;
+    /// `ZMQ_CURVE_SECRETKEY`: our long-term secret key; makes the mechanism CURVE.
+    ZMQ_CURVE_SECRETKEY = 49 => curve_secretkey: CurveKey = CurveKey::default(), "",
+        Rule::CurveKey, Types::ALL, true, Implemented;
+    /// `ZMQ_CURVE_SERVERKEY`: the server's public key; makes this socket a CURVE client.
+    ZMQ_CURVE_SERVERKEY = 50 => curve_serverkey: CurveKey = CurveKey::default(), "",
+        Rule::CurveKey, Types::ALL, true, Implemented;
     /// `ZMQ_PROBE_ROUTER`: send an empty message to each new peer.
     ZMQ_PROBE_ROUTER = 51 => probe_router: bool = false, "bool", Rule::FlagNonNegative,
         Types::PROBING, false, Implemented, typed bool;
@@ -408,8 +421,15 @@ impl Options {
                 self.security_option_set(option, value);
                 Ok(())
             }
-            ZMQ_PLAIN_SERVER => {
+            ZMQ_PLAIN_SERVER | ZMQ_CURVE_SERVER => {
                 self.as_server.set(spec.rule, value)?;
+                self.security_option_set(option, value);
+                Ok(())
+            }
+            ZMQ_CURVE_PUBLICKEY | ZMQ_CURVE_SECRETKEY | ZMQ_CURVE_SERVERKEY => {
+                self.slot_mut(option)
+                    .ok_or(Error::Invalid)?
+                    .set(spec.rule, value)?;
                 self.security_option_set(option, value);
                 Ok(())
             }
@@ -431,6 +451,7 @@ impl Options {
             ZMQ_IPV4ONLY => Some((!self.ipv6).get(spec.rule, out)),
             ZMQ_RCVMORE | ZMQ_FD | ZMQ_EVENTS | ZMQ_TYPE | ZMQ_LAST_ENDPOINT => None,
             ZMQ_PLAIN_SERVER => Some(self.plain_server().get(spec.rule, out)),
+            ZMQ_CURVE_SERVER => Some(self.is_curve_server().get(spec.rule, out)),
             // libzmq's do_getsockopt<int>: at least sizeof (int), the rest zero-filled.
             ZMQ_THREAD_SAFE => Some(put(out, &0i32.to_ne_bytes())),
             _ => self.slot(option).map(|s| s.get(spec.rule, out)),

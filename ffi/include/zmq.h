@@ -493,11 +493,11 @@ char *zmq_z85_encode(char *dest, const uint8_t *data, size_t size);
 // Decodes the NUL-terminated Z85 `string` into `dest` (`strlen * 4 / 5` bytes); returns `dest`,
 uint8_t *zmq_z85_decode(uint8_t *dest, const char *string);
 
-// Would generate a Z85 key pair; CURVE is not built: -1, `ENOTSUP`.
-int zmq_curve_keypair(char *_z85_public_key, char *_z85_secret_key);
+// Generates a new key pair and writes both keys as 40-character Z85 strings (41 bytes each
+int zmq_curve_keypair(char *z85_public_key, char *z85_secret_key);
 
-// Would derive a Z85 public key; CURVE is not built: -1, `ENOTSUP`.
-int zmq_curve_public(char *_z85_public_key, const char *_z85_secret_key);
+// Derives the public key of a Z85 secret key (40 characters); 0, or -1 with `EINVAL` for
+int zmq_curve_public(char *z85_public_key, const char *z85_secret_key);
 
 // A new counter holding 0.
 void *zmq_atomic_counter_new(void);

@@ -24,8 +24,8 @@ pub unsafe extern "C" fn zmq_version(major: *mut c_int, minor: *mut c_int, patch
 }
 
 /// The optional libzmq capabilities this library has, by `zmq_has` name. libzmq also knows
-/// "pgm", "tipc", "norm", "curve", "gssapi", "vmci", "draft", "ws" and "wss": none is built.
-const CAPABILITIES: &[&[u8]] = &[b"ipc"];
+/// "pgm", "tipc", "norm", "gssapi", "vmci", "draft", "ws" and "wss": none is built.
+const CAPABILITIES: &[&[u8]] = &[b"ipc", b"curve"];
 
 /// 1 if the named capability is available, else 0 (also for NULL, with errno EFAULT).
 ///
@@ -62,7 +62,8 @@ mod tests {
         // SAFETY: C string literals and NULL.
         unsafe {
             assert_eq!(zmq_has(c"ipc".as_ptr()), 1);
-            assert_eq!(zmq_has(c"curve".as_ptr()), 0);
+            assert_eq!(zmq_has(c"curve".as_ptr()), 1);
+            assert_eq!(zmq_has(c"gssapi".as_ptr()), 0);
             assert_eq!(zmq_has(c"draft".as_ptr()), 0);
             assert_eq!(zmq_has(c"".as_ptr()), 0);
             assert_eq!(zmq_has(core::ptr::null()), 0);

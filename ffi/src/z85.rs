@@ -1,6 +1,6 @@
 //! Z85 (ZeroMQ RFC 32): binary to printable text, 4 bytes to 5 characters.
 //!
-//! The codec is plain safe Rust; the two exports only add libzmq's C conventions (the caller
+//! The codec is ferromq-zmtp's (`ferromq::z85`); the two exports only add libzmq's C conventions (the caller
 //! sizes `dest`, the encoder appends a NUL, bad input is NULL + `EINVAL`). Decoding validates
 //! the whole string before writing anything, where libzmq may leave a partial result behind.
 
@@ -9,58 +9,7 @@ use core::ffi::{c_char, CStr};
 use crate::boundary::{guard, non_null, non_null_const, Errno};
 use crate::errno::{EFAULT, EINVAL};
 
-const ALPHABET: &[u8; 85] =
-    b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
-
-/// Character value by `char - 32`, 0xFF where the character is not in the alphabet.
-const DECODER: [u8; 96] = {
-    let mut table = [0xFF_u8; 96];
-    let mut i = 0;
-    while i < ALPHABET.len() {
-        table[(ALPHABET[i] - 32) as usize] = i as u8;
-        i += 1;
-    }
-    table
-};
-
-/// Encodes `data`, whose length must be a multiple of 4.
-pub fn encode(data: &[u8]) -> Option<Vec<u8>> {
-    if data.len() % 4 != 0 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(data.len() / 4 * 5);
-    for chunk in data.chunks_exact(4) {
-        let mut value = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-        let mut digits = [0u8; 5];
-        for digit in digits.iter_mut().rev() {
-            *digit = ALPHABET[(value % 85) as usize];
-            value /= 85;
-        }
-        out.extend_from_slice(&digits);
-    }
-    Some(out)
-}
-
-/// Decodes Z85 text: at least 5 characters, a multiple of 5, only alphabet characters, each
-/// group at most 0xFFFFFFFF (libzmq's rules).
-pub fn decode(text: &[u8]) -> Option<Vec<u8>> {
-    if text.len() < 5 || text.len() % 5 != 0 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(text.len() / 5 * 4);
-    for group in text.chunks_exact(5) {
-        let mut value: u32 = 0;
-        for &c in group {
-            let digit = *DECODER.get(usize::from(c.wrapping_sub(32)))?;
-            if digit == 0xFF {
-                return None;
-            }
-            value = value.checked_mul(85)?.checked_add(u32::from(digit))?;
-        }
-        out.extend_from_slice(&value.to_be_bytes());
-    }
-    Some(out)
-}
+use ferromq::z85::{decode, encode};
 
 /// Encodes `size` bytes (a multiple of 4) of `data` into `dest` as `size * 5 / 4` characters
 /// plus a NUL; returns `dest`, or NULL with `EINVAL` for a bad size.
@@ -121,30 +70,8 @@ pub unsafe extern "C" fn zmq_z85_decode(dest: *mut u8, string: *const c_char) ->
 mod tests {
     use super::*;
     use crate::errno::errno;
-    use proptest::prelude::*;
 
     const RFC32_BINARY: [u8; 8] = [0x86, 0x4F, 0xD2, 0x6F, 0xB5, 0x59, 0xF7, 0x5B];
-
-    #[test]
-    fn rfc32_vector() {
-        assert_eq!(encode(&RFC32_BINARY).unwrap(), b"HelloWorld");
-        assert_eq!(decode(b"HelloWorld").unwrap(), RFC32_BINARY);
-    }
-
-    #[test]
-    fn libzmq_rejections() {
-        assert_eq!(encode(&[1, 2, 3]), None);
-        assert_eq!(encode(&[]).unwrap(), b"");
-        assert_eq!(decode(b""), None, "libzmq wants at least 5 characters");
-        assert_eq!(decode(b"Hell"), None);
-        assert_eq!(decode(b"Hello~"), None);
-        assert_eq!(decode(b"Hell\""), None, "'\"' is not in the alphabet");
-        assert_eq!(decode(b"Hell\x01"), None, "below the printable range");
-        assert_eq!(decode(b"Hell\xC3"), None, "above the table");
-        assert_eq!(decode(b"%nSc0").unwrap(), [0xFF; 4], "largest group");
-        assert_eq!(decode(b"%nSc1"), None, "group above 0xFFFFFFFF");
-        assert_eq!(decode(b"#####"), None, "overflows in the multiply");
-    }
 
     #[test]
     fn c_exports() {
@@ -170,23 +97,6 @@ mod tests {
             assert_eq!(errno(), EFAULT);
             let p = zmq_z85_encode(text.as_mut_ptr(), core::ptr::null(), 0);
             assert_eq!(CStr::from_ptr(p).to_bytes(), b"");
-        }
-    }
-
-    proptest! {
-        #[test]
-        fn round_trip(words in proptest::collection::vec(any::<[u8; 4]>(), 1..64)) {
-            let data: Vec<u8> = words.concat();
-            let text = encode(&data).unwrap();
-            prop_assert_eq!(text.len(), data.len() / 4 * 5);
-            prop_assert_eq!(decode(&text).unwrap(), data);
-        }
-
-        #[test]
-        fn decode_never_panics(text in proptest::collection::vec(any::<u8>(), 0..40)) {
-            if let Some(bytes) = decode(&text) {
-                prop_assert_eq!(encode(&bytes).unwrap(), text);
-            }
         }
     }
 }

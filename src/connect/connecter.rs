@@ -100,14 +100,14 @@ pub(crate) async fn connect_loop(
             let mut stream = open(&target, &link.options, delayed).await?;
             link.monitor
                 .emit_fd(EVENT_CONNECTED, stream_fd(&stream), &endpoint);
-            let (peer, leftover) = handshake(&mut stream, &link, &endpoint).await?;
-            Ok::<_, Error>((stream, peer, leftover))
+            let (peer, handoff) = handshake(&mut stream, &link, &endpoint).await?;
+            Ok::<_, Error>((stream, peer, handoff))
         };
         let outcome = tokio::select! {
             r = attempt => r,
             () = abandoned(&ctl, &mut held) => return,
         };
-        let Ok((stream, peer, leftover)) = outcome else {
+        let Ok((stream, peer, handoff)) = outcome else {
             if !retry_after(&link, &ctl, &mut held, &mut backoff, &endpoint).await {
                 return;
             }
@@ -139,7 +139,7 @@ pub(crate) async fn connect_loop(
             stream,
             pipes,
             &ctl,
-            leftover,
+            handoff,
             (peer.major, peer.minor),
         )
         .await

@@ -53,6 +53,14 @@ impl SocketLink {
     }
 }
 
+/// What the engine takes over from the handshake: the bytes read past it (the connection's
+/// first traffic) and, after CURVE, the MESSAGE codec with the connection's keys.
+#[derive(Debug)]
+pub(crate) struct Handoff {
+    pub leftover: BytesMut,
+    pub curve: Option<ferromq_zmtp::CurveCodec>,
+}
+
 /// Why a handshake failed: the error, and the monitor event that says so.
 #[derive(Debug)]
 pub(crate) struct HandshakeFailure {
@@ -83,6 +91,9 @@ impl From<Error> for HandshakeFailure {
 
 impl From<&ferromq_zmtp::HandshakeError> for FailureDetail {
     fn from(e: &ferromq_zmtp::HandshakeError) -> Self {
+        if matches!(e, ferromq_zmtp::HandshakeError::NoZapHandler) {
+            return FailureDetail::NoDetail;
+        }
         match e.auth_status() {
             Some(status) => FailureDetail::Auth(status),
             None => FailureDetail::Protocol(e.protocol_error_code()),
@@ -102,10 +113,14 @@ pub(crate) async fn handshake(
     stream: &mut AsyncStream,
     link: &SocketLink,
     endpoint: &str,
-) -> Result<(PeerInfo, BytesMut)> {
+) -> Result<(PeerInfo, Handoff)> {
     if link.kind == SocketType::Stream {
         // Raw TCP: nothing to exchange, and libzmq reports no HANDSHAKE_SUCCEEDED.
-        return Ok((crate::io::raw::peer(), BytesMut::new()));
+        let handoff = Handoff {
+            leftover: BytesMut::new(),
+            curve: None,
+        };
+        return Ok((crate::io::raw::peer(), handoff));
     }
     let ivl = link.options.handshake_ivl;
     let work = run_handshake(stream, link);
@@ -145,7 +160,7 @@ pub(crate) async fn handshake(
 async fn run_handshake(
     stream: &mut AsyncStream,
     link: &SocketLink,
-) -> std::result::Result<(PeerInfo, BytesMut), HandshakeFailure> {
+) -> std::result::Result<(PeerInfo, Handoff), HandshakeFailure> {
     let mut hs = Handshake::new(link.handshake_config());
     let mut out = BytesMut::new();
     let mut input = BytesMut::with_capacity(4096);
@@ -173,22 +188,38 @@ async fn run_handshake(
         }
         let mut result = hs.handle_input(&mut input);
         if let (Ok(()), Some(request)) = (&result, hs.take_zap_request()) {
-            let reply = ask_zap(stream, link, &request).await?;
-            result = hs.handle_zap_reply(reply);
+            result = match ask_zap(stream, link, &request).await {
+                Ok(reply) => hs.handle_zap_reply(reply),
+                Err(HandshakeFailure {
+                    error: Error::Fault,
+                    ..
+                }) => hs.handle_no_zap_handler(),
+                Err(failure) => return Err(failure),
+            };
         }
         if let Err(e) = result {
             // Send the ERROR the handshake queued (socket-type mismatch, ZAP refusal), then
             // give up.
             hs.poll_output(&mut out);
             let _ = stream.write_all(&out).await;
+            // libzmq's PLAIN server without a ZAP handler reports EFAULT.
+            let error = match e {
+                ferromq_zmtp::HandshakeError::NoZapHandler => Error::Fault,
+                _ => Error::ConnRefused,
+            };
             return Err(HandshakeFailure {
-                error: Error::ConnRefused,
+                error,
                 detail: FailureDetail::from(&e),
             });
         }
     }
+    let curve = hs.take_curve_codec();
     let peer = hs.into_peer().ok_or(Error::ConnReset)?;
-    Ok((peer, input))
+    let handoff = Handoff {
+        leftover: input,
+        curve,
+    };
+    Ok((peer, handoff))
 }
 
 /// Asks the context's ZAP handler about the peer. No handler fails the handshake with EFAULT
@@ -269,7 +300,7 @@ pub(crate) async fn run_engine(
     stream: AsyncStream,
     pipes: SessionPipes,
     ctl: &Arc<SessionCtl>,
-    leftover: BytesMut,
+    handoff: Handoff,
     (peer_major, peer_minor): (u8, u8),
 ) -> Option<EngineExit> {
     let stream = stream.into_mio().ok()?;
@@ -292,7 +323,17 @@ pub(crate) async fn run_engine(
             pipes.to_socket.flush();
         }
     }
-    let mut engine = Engine::new(stream, pipes, Arc::clone(ctl), leftover, &link.options, tx);
+    let mut engine = Engine::new(
+        stream,
+        pipes,
+        Arc::clone(ctl),
+        handoff.leftover,
+        &link.options,
+        tx,
+    );
+    if let Some(codec) = handoff.curve {
+        engine.set_curve(codec);
+    }
     engine.set_subscription_commands(link.kind == SocketType::Sub && peer_minor >= 1);
     if raw {
         engine.set_raw();

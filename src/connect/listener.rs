@@ -178,7 +178,7 @@ async fn serve(
         r = handshake(&mut stream, &link, &endpoint) => r,
         () = ctl.done() => Err(Error::Term),
     };
-    let Ok((peer, leftover)) = hs else {
+    let Ok((peer, handoff)) = hs else {
         return;
     };
     let id = link.next_pipe_id();
@@ -191,7 +191,7 @@ async fn serve(
         metadata: connection_metadata(peer.metadata, &stream),
     });
     // The pipes come back when the connection ends; dropping them tells the socket.
-    let exit = run_engine(&link, stream, far, &ctl, leftover, (peer.major, peer.minor)).await;
+    let exit = run_engine(&link, stream, far, &ctl, handoff, (peer.major, peer.minor)).await;
     if let Some(EngineEnd::Disconnected(_)) = exit.map(|e| e.end) {
         link.monitor.emit_fd(EVENT_DISCONNECTED, fd, &endpoint);
     }

@@ -143,6 +143,17 @@ impl Engine {
         self.subscription_commands = on;
     }
 
+    /// CURVE: every frame in and out is a MESSAGE under the handshake's keys.
+    pub(crate) fn set_curve(&mut self, codec: ferromq_zmtp::CurveCodec) {
+        let (tx, rx) = codec.split();
+        self.encoder.set_curve(tx);
+        let decoder = match std::mem::replace(&mut self.decoder, Framing::Raw) {
+            Framing::Zmtp(d) => d,
+            _ => FrameDecoder::new(None),
+        };
+        self.decoder = Framing::Curve(decoder, rx);
+    }
+
     /// Speaks no ZMTP (a STREAM socket's peer): no framing, no commands, no heartbeats.
     pub(crate) fn set_raw(&mut self) {
         self.decoder = Framing::Raw;
@@ -254,6 +265,10 @@ impl Engine {
                         }
                     }
                     Ok(Decoded::NeedMore(n)) => break n,
+                    // A bad CURVE box closes this connection like a broken stream.
+                    Err(crate::io::framing::FramingError::Curve(_)) => {
+                        return Err(Error::ConnReset)
+                    }
                     Err(_) => return Err(Error::MsgSize),
                 }
             };

@@ -5,7 +5,10 @@
 //! body is written as it is.
 
 use bytes::{Bytes, BytesMut};
-use ferromq_zmtp::{put_v1_header, Decoded, Encoder, Frame, FrameDecoder, FrameError, V1Decoder};
+use ferromq_zmtp::{
+    put_v1_header, CurveError, CurveReceiver, Decoded, Encoder, Frame, FrameDecoder, FrameError,
+    V1Decoder,
+};
 
 /// An engine's framing.
 #[derive(Debug)]
@@ -14,17 +17,39 @@ pub(crate) enum Framing {
     Zmtp(FrameDecoder),
     /// ZMTP 1.0 frames.
     V1(V1Decoder),
+    /// ZMTP frames, each a CURVE MESSAGE to unbox (the encoder boxes the other way).
+    Curve(FrameDecoder, CurveReceiver),
     /// No framing: a STREAM socket's peer.
     Raw,
+}
+
+/// Why an engine could not take the next frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum FramingError {
+    /// The frame header was refused (size).
+    Frame(FrameError),
+    /// A CURVE MESSAGE was malformed, replayed, reordered or forged.
+    Curve(CurveError),
 }
 
 impl Framing {
     /// The next frame in `buf`, as [`FrameDecoder::decode`]. Raw: everything buffered, as one
     /// message frame (libzmq hands each read to the application the same way).
-    pub(crate) fn decode(&mut self, buf: &mut BytesMut) -> Result<Decoded, FrameError> {
+    pub(crate) fn decode(&mut self, buf: &mut BytesMut) -> Result<Decoded, FramingError> {
         match self {
-            Framing::Zmtp(decoder) => decoder.decode(buf),
-            Framing::V1(decoder) => decoder.decode(buf),
+            Framing::Zmtp(decoder) => decoder.decode(buf).map_err(FramingError::Frame),
+            Framing::V1(decoder) => decoder.decode(buf).map_err(FramingError::Frame),
+            Framing::Curve(decoder, curve) => match decoder.decode(buf) {
+                Ok(Decoded::Frame(frame)) => {
+                    let u = curve.decode(&frame.body).map_err(FramingError::Curve)?;
+                    Ok(Decoded::Frame(Frame {
+                        body: u.body,
+                        more: u.more,
+                        command: u.command,
+                    }))
+                }
+                other => other.map_err(FramingError::Frame),
+            },
             Framing::Raw if buf.is_empty() => Ok(Decoded::NeedMore(1)),
             Framing::Raw => Ok(Decoded::Frame(Frame::message(buf.split().freeze(), false))),
         }
@@ -38,7 +63,7 @@ impl Framing {
     /// Queues one outbound frame.
     pub(crate) fn encode(&self, encoder: &mut Encoder, body: &Bytes, more: bool) {
         match self {
-            Framing::Zmtp(_) => encoder.push_frame(body, more),
+            Framing::Zmtp(_) | Framing::Curve(..) => encoder.push_frame(body, more),
             Framing::V1(_) => {
                 let mut header = [0u8; 10];
                 let mut room = &mut header[..];

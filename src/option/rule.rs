@@ -60,6 +60,9 @@ pub enum Rule {
     AnyBytes,
     /// Read-only: the socket answers it; set is EINVAL.
     ReadOnly,
+    /// A Curve25519 key: 32 raw bytes, or 40 Z85 characters (41 with a NUL); read back raw
+    /// into 32 bytes or as Z85 text into 41.
+    CurveKey,
 }
 
 /// A value passed to `set`: the bytes, and whether the C caller passed a NULL pointer.

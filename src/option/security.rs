@@ -4,11 +4,12 @@
 //! libzmq (src/options.cpp) keeps one mechanism and one as-server flag that every security
 //! option rewrites: `PLAIN_SERVER(1)` makes a PLAIN server, `PLAIN_USERNAME`/`PASSWORD` a
 //! PLAIN client, `PLAIN_SERVER(0)` or a `(NULL, 0)` username or password back to NULL (the
-//! stored credentials stay, readable). The rows of the option table hold the values; the
-//! rules that tie them together are here.
+//! stored credentials stay, readable); `CURVE_SERVER(1)` makes a CURVE server, `(0)` NULL,
+//! any CURVE key makes the mechanism CURVE and `CURVE_SERVERKEY` a client. The rows of the
+//! option table hold the values; the rules that tie them together are here.
 
 use bytes::Bytes;
-use ferromq_zmtp::{PlainCredentials, Security};
+use ferromq_zmtp::{z85, CurveClientKeys, KeyPair, PlainCredentials, Security};
 
 use crate::error::{Error, Result};
 use crate::option::{put_exact, Input, Options, Rule, Slot};
@@ -22,6 +23,8 @@ pub enum MechanismKind {
     Null,
     /// `ZMQ_PLAIN` = 1.
     Plain,
+    /// `ZMQ_CURVE` = 2.
+    Curve,
 }
 
 impl MechanismKind {
@@ -30,6 +33,7 @@ impl MechanismKind {
         match self {
             Self::Null => 0,
             Self::Plain => 1,
+            Self::Curve => 2,
         }
     }
 }
@@ -44,11 +48,70 @@ impl Slot for MechanismKind {
     }
 }
 
+/// A CURVE key option's 32 bytes (zeros until set, as libzmq's).
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub struct CurveKey(pub [u8; 32]);
+
+impl std::fmt::Debug for CurveKey {
+    /// Never prints the key (one of them is a secret key).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CurveKey(..)")
+    }
+}
+
+/// libzmq's `set_curve_key`/`do_getsockopt_curve_key`: 32 raw bytes, or Z85 text of 40
+/// characters (41 with its NUL); read back raw into a 32-byte buffer or as Z85 with a NUL into
+/// a 41-byte one.
+impl Slot for CurveKey {
+    fn set(&mut self, _rule: Rule, value: Input<'_>) -> Result<()> {
+        let bytes = value.bytes;
+        let text = match bytes.len() {
+            32 => {
+                self.0.copy_from_slice(bytes);
+                return Ok(());
+            }
+            40 => bytes,
+            // libzmq decodes the C string: the 41st byte must be its NUL.
+            41 if bytes[40] == 0 => &bytes[..40],
+            _ => return Err(Error::Invalid),
+        };
+        let key = z85::decode(text).ok_or(Error::Invalid)?;
+        self.0 = key.try_into().map_err(|_| Error::Invalid)?;
+        Ok(())
+    }
+    fn get(&self, _rule: Rule, out: &mut [u8]) -> Result<usize> {
+        match out.len() {
+            32 => put_exact(out, &self.0),
+            41 => {
+                let mut text = z85::encode(&self.0).ok_or(Error::Invalid)?;
+                text.push(0);
+                put_exact(out, &text)
+            }
+            _ => Err(Error::Invalid),
+        }
+    }
+}
+
 impl Options {
     /// After a security option's row stored its value: the mechanism and role it implies.
     pub(crate) fn security_option_set(&mut self, option: i32, value: Input<'_>) {
-        use crate::option::{ZMQ_PLAIN_PASSWORD, ZMQ_PLAIN_SERVER, ZMQ_PLAIN_USERNAME};
+        use crate::option::{
+            ZMQ_CURVE_PUBLICKEY, ZMQ_CURVE_SECRETKEY, ZMQ_CURVE_SERVER, ZMQ_CURVE_SERVERKEY,
+            ZMQ_PLAIN_PASSWORD, ZMQ_PLAIN_SERVER, ZMQ_PLAIN_USERNAME,
+        };
         match option {
+            ZMQ_CURVE_SERVER => {
+                self.mechanism = if self.as_server {
+                    MechanismKind::Curve
+                } else {
+                    MechanismKind::Null
+                };
+            }
+            ZMQ_CURVE_PUBLICKEY | ZMQ_CURVE_SECRETKEY => self.mechanism = MechanismKind::Curve,
+            ZMQ_CURVE_SERVERKEY => {
+                self.mechanism = MechanismKind::Curve;
+                self.as_server = false;
+            }
             ZMQ_PLAIN_SERVER => {
                 self.mechanism = if self.as_server {
                     MechanismKind::Plain
@@ -73,6 +136,11 @@ impl Options {
         self.as_server && self.mechanism == MechanismKind::Plain
     }
 
+    /// `ZMQ_CURVE_SERVER` as libzmq reads it back: a server of the CURVE mechanism.
+    pub(crate) fn is_curve_server(&self) -> bool {
+        self.as_server && self.mechanism == MechanismKind::Curve
+    }
+
     /// The handshake's mechanism and role for a connection made now.
     pub(crate) fn security(&self) -> Security {
         match self.mechanism {
@@ -82,6 +150,17 @@ impl Options {
                 username: self.plain_username.clone(),
                 password: self.plain_password.clone(),
             }),
+            MechanismKind::Curve => {
+                let ours = KeyPair::from_parts(self.curve_publickey.0, self.curve_secretkey.0);
+                if self.as_server {
+                    Security::CurveServer(ours)
+                } else {
+                    Security::CurveClient(CurveClientKeys {
+                        ours,
+                        server: self.curve_serverkey.0,
+                    })
+                }
+            }
         }
     }
 }

@@ -5,7 +5,10 @@
    security_peer <bind|connect> <endpoint> <pattern> <security> <expect>
      pattern:  reqrep | dealerrouter (the binder is REP/ROUTER, the connecter REQ/DEALER)
      security: null | plain-server (no ZAP handler) | plain-server-zap:USER:PASS (a ZAP
-               handler admitting only USER:PASS, as User-Id USER) | plain-client:USER:PASS
+               handler admitting only USER:PASS, as User-Id USER) | plain-client:USER:PASS |
+               curve-server,SECRET (no ZAP handler) | curve-server-zap,SECRET,CLIENTPUBLIC (a
+               ZAP handler admitting only that client key, as User-Id "curve-user") |
+               curve-client,SERVERPUBLIC,SECRET (keys in Z85; the public keys are derived)
      expect:   ok (a request and its reply go through; behind a ZAP handler the request
                carries User-Id) | auth:STATUS | protocol:HEXCODE | nodetail:ERRNO (that
                handshake-failed monitor event arrives, and no message does) | none (no
@@ -19,8 +22,10 @@
 #include "testutil.h"
 
 static char zap_user[256], zap_pass[256];
+static unsigned char zap_key[32];
+static int zap_curve;
 
-/* RFC 27 handler: admits exactly zap_user/zap_pass, 400 otherwise. */
+/* RFC 27 handler: admits exactly zap_user/zap_pass (PLAIN) or zap_key (CURVE), 400 otherwise. */
 static void *zap_handler (void *ctx)
 {
     void *h = zmq_socket (ctx, ZMQ_REP);
@@ -29,20 +34,25 @@ static void *zap_handler (void *ctx)
     zmq_setsockopt (h, ZMQ_LINGER, &linger, sizeof linger);
     while (1) {
         char f[9][256];
+        int len[9];
         int n = 0;
         int rc = 0;
         do {
             rc = recv_str (h, f[n < 9 ? n : 8], 256, 0);
             if (rc < 0)
                 break;
+            len[n < 9 ? n : 8] = rc;
             n++;
         } while (rcvmore (h));
         if (rc < 0)
             break;
         if (n == 1 && strcmp (f[0], "STOP") == 0)
             break;
-        int good = n == 8 && strcmp (f[5], "PLAIN") == 0
-                   && strcmp (f[6], zap_user) == 0 && strcmp (f[7], zap_pass) == 0;
+        int good = zap_curve ? n == 7 && strcmp (f[5], "CURVE") == 0 && len[6] == 32
+                                 && memcmp (f[6], zap_key, 32) == 0
+                             : n == 8 && strcmp (f[5], "PLAIN") == 0
+                                 && strcmp (f[6], zap_user) == 0
+                                 && strcmp (f[7], zap_pass) == 0;
         send_str (h, "1.0", ZMQ_SNDMORE);
         send_str (h, f[1], ZMQ_SNDMORE);
         send_str (h, good ? "200" : "400", ZMQ_SNDMORE);
@@ -54,11 +64,48 @@ static void *zap_handler (void *ctx)
     return NULL;
 }
 
+/* The `i`th comma-separated field of `spec` (0 = the name) into `out` (41 bytes). */
+static int field (const char *spec, int i, char *out)
+{
+    const char *p = spec;
+    for (int k = 0; k < i; k++) {
+        p = strchr (p, ',');
+        if (p == NULL)
+            return -1;
+        p++;
+    }
+    size_t n = strcspn (p, ",");
+    if (n != 40)
+        return -1;
+    memcpy (out, p, 40);
+    out[40] = 0;
+    return 0;
+}
+
 static void apply_security (void *s, const char *security)
 {
     int one = 1;
     if (strcmp (security, "null") == 0)
         return;
+    if (strncmp (security, "curve-server", 12) == 0) {
+        char secret[41], public_[41];
+        CHECK (field (security, 1, secret) == 0);
+        CHECK (zmq_curve_public (public_, secret) == 0);
+        CHECK (zmq_setsockopt (s, ZMQ_CURVE_SERVER, &one, sizeof one) == 0);
+        CHECK (zmq_setsockopt (s, ZMQ_CURVE_SECRETKEY, secret, 40) == 0);
+        CHECK (zmq_setsockopt (s, ZMQ_CURVE_PUBLICKEY, public_, 41) == 0);
+        return;
+    }
+    if (strncmp (security, "curve-client", 12) == 0) {
+        char server[41], secret[41], public_[41];
+        CHECK (field (security, 1, server) == 0);
+        CHECK (field (security, 2, secret) == 0);
+        CHECK (zmq_curve_public (public_, secret) == 0);
+        CHECK (zmq_setsockopt (s, ZMQ_CURVE_SERVERKEY, server, 40) == 0);
+        CHECK (zmq_setsockopt (s, ZMQ_CURVE_PUBLICKEY, public_, 40) == 0);
+        CHECK (zmq_setsockopt (s, ZMQ_CURVE_SECRETKEY, secret, 40) == 0);
+        return;
+    }
     if (strncmp (security, "plain-server", 12) == 0) {
         CHECK (zmq_setsockopt (s, ZMQ_PLAIN_SERVER, &one, sizeof one) == 0);
         return;
@@ -116,6 +163,13 @@ int main (int argc, char **argv)
 
     pthread_t zap;
     int with_zap = sscanf (security, "plain-server-zap:%255[^:]:%255s", zap_user, zap_pass) == 2;
+    char client_key[41];
+    if (strncmp (security, "curve-server-zap,", 17) == 0 && field (security, 2, client_key) == 0
+        && zmq_z85_decode (zap_key, client_key) != NULL) {
+        with_zap = 1;
+        zap_curve = 1;
+        strcpy (zap_user, "curve-user");
+    }
     if (with_zap)
         pthread_create (&zap, NULL, zap_handler, ctx);
 

@@ -61,15 +61,15 @@ fn program(lib: Lib) -> &'static Path {
 /// One side: which library, its security argument and what it expects.
 struct Side {
     lib: Lib,
-    security: &'static str,
-    expect: &'static str,
+    security: String,
+    expect: String,
 }
 
-fn side(lib: Lib, security: &'static str, expect: &'static str) -> Side {
+fn side(lib: Lib, security: &str, expect: &str) -> Side {
     Side {
         lib,
-        security,
-        expect,
+        security: security.to_string(),
+        expect: expect.to_string(),
     }
 }
 
@@ -95,7 +95,7 @@ fn meet(transport: &str, pattern: &str, binder: Side, connecter: Side) -> (Strin
         connecter.expect
     );
     let mut bound = Command::new(program(binder.lib))
-        .args(["bind", &endpoint, pattern, binder.security, binder.expect])
+        .args(["bind", &endpoint, pattern, &binder.security, &binder.expect])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -109,8 +109,8 @@ fn meet(transport: &str, pattern: &str, binder: Side, connecter: Side) -> (Strin
             "connect",
             &resolved,
             pattern,
-            connecter.security,
-            connecter.expect,
+            &connecter.security,
+            &connecter.expect,
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -140,12 +140,7 @@ fn meet(transport: &str, pattern: &str, binder: Side, connecter: Side) -> (Strin
     )
 }
 
-fn both_ways(
-    transport: &str,
-    pattern: &str,
-    server: (&'static str, &'static str),
-    client: (&'static str, &'static str),
-) {
+fn both_ways(transport: &str, pattern: &str, server: (&str, &str), client: (&str, &str)) {
     for (s, c) in [(Lib::Ferromq, Lib::Libzmq), (Lib::Libzmq, Lib::Ferromq)] {
         meet(
             transport,
@@ -159,7 +154,7 @@ fn both_ways(
 /// A ZAP handler on the server's side (in the server's process, whichever library) admits
 /// admin:secret and names it User-Id, which the request's message carries.
 /// [`both_ways`] over tcp and ipc, REQ/REP and DEALER/ROUTER.
-fn every_way(server: (&'static str, &'static str), client: (&'static str, &'static str)) {
+fn every_way(server: (&str, &str), client: (&str, &str)) {
     for transport in ["tcp", "ipc"] {
         for pattern in ["reqrep", "dealerrouter"] {
             both_ways(transport, pattern, server, client);
@@ -228,4 +223,68 @@ fn mechanism_mismatch_both_ways() {
             );
         }
     }
+}
+
+/// A fresh CURVE key pair as Z85 text: (public, secret).
+fn curve_keys() -> (String, String) {
+    let pair = ferromq::CurveKeyPair::generate().expect("OS randomness");
+    let z = |k: &[u8; 32]| String::from_utf8(ferromq::z85::encode(k).expect("32 bytes")).unwrap();
+    (z(&pair.public), z(&pair.secret_bytes()))
+}
+
+/// The right server key: a request and its reply, boxed both ways, over tcp and ipc, with and
+/// without a ZAP handler (whose User-Id the server's message carries).
+#[test]
+fn curve_good_key_both_ways() {
+    let (server_public, server_secret) = curve_keys();
+    let (client_public, client_secret) = curve_keys();
+    let client = format!("curve-client,{server_public},{client_secret}");
+    every_way(
+        (&format!("curve-server,{server_secret}"), "ok"),
+        (&client, "ok"),
+    );
+    every_way(
+        (
+            &format!("curve-server-zap,{server_secret},{client_public}"),
+            "ok",
+        ),
+        (&client, "ok"),
+    );
+}
+
+/// The client has a wrong server key: the server cannot open its HELLO
+/// (ZMTP_CRYPTOGRAPHIC), the client's connection closes, nothing is delivered.
+#[test]
+fn curve_wrong_server_key_both_ways() {
+    let (_, server_secret) = curve_keys();
+    let (other_public, _) = curve_keys();
+    let (_, client_secret) = curve_keys();
+    every_way(
+        (
+            &format!("curve-server,{server_secret}"),
+            "protocol:11000001",
+        ),
+        (
+            &format!("curve-client,{other_public},{client_secret}"),
+            "none",
+        ),
+    );
+}
+
+/// A client key the server's ZAP handler does not know: 400 on both sides.
+#[test]
+fn curve_unknown_client_key_refused_by_zap() {
+    let (server_public, server_secret) = curve_keys();
+    let (known_public, _) = curve_keys();
+    let (_, client_secret) = curve_keys();
+    every_way(
+        (
+            &format!("curve-server-zap,{server_secret},{known_public}"),
+            "auth:400",
+        ),
+        (
+            &format!("curve-client,{server_public},{client_secret}"),
+            "auth:400",
+        ),
+    );
 }

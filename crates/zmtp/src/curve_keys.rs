@@ -41,7 +41,8 @@ impl std::fmt::Debug for KeyPair {
 
 impl Clone for KeyPair {
     fn clone(&self) -> Self {
-        KeyPair::from_secret(self.secret_bytes())
+        let secret = Zeroizing::new(self.secret_bytes());
+        KeyPair::from_parts(self.public, *secret)
     }
 }
 
@@ -61,7 +62,16 @@ impl KeyPair {
         }
     }
 
-    /// The secret key's bytes, zeroized when the caller drops them.
+    /// A pair as the user gave it (`ZMQ_CURVE_PUBLICKEY` and `SECRETKEY`), not checked against
+    /// each other: as with libzmq, keys that do not belong together fail at the peer.
+    pub fn from_parts(public: [u8; KEY_LEN], secret: [u8; KEY_LEN]) -> KeyPair {
+        KeyPair {
+            public,
+            secret: SecretKey::from_bytes(secret),
+        }
+    }
+
+    /// The secret key's bytes; the caller zeroizes them.
     pub fn secret_bytes(&self) -> [u8; KEY_LEN] {
         self.secret.to_bytes()
     }

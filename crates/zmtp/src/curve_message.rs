@@ -11,6 +11,8 @@
 //! a nonce not above the last one received (a replay, a reorder) refuses the frame, and the
 //! driver closes that connection. The shared key is the handshake's precomputed one.
 
+use std::sync::Arc;
+
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::curve_error::CurveError;
@@ -33,28 +35,70 @@ pub struct Unboxed {
     pub command: bool,
 }
 
-/// One connection's MESSAGE boxing after a completed CURVE handshake.
+/// One connection's MESSAGE boxing after a completed CURVE handshake: a sender and a
+/// receiver sharing the precomputed key, which [`CurveCodec::split`] hands to the encoder and
+/// the decoder.
 #[derive(Debug)]
 pub struct CurveCodec {
-    key: SharedKey,
+    tx: CurveSender,
+    rx: CurveReceiver,
+}
+
+/// Boxes our frames, counting our short nonces.
+#[derive(Debug)]
+pub struct CurveSender {
+    key: Arc<SharedKey>,
     /// 'C' when we are the client, 'S' when the server: the last byte of our nonce prefix.
     ours: u8,
     /// The short nonce our next MESSAGE uses.
     next_nonce: u64,
+}
+
+/// Unboxes the peer's frames, refusing any short nonce not above the last one.
+#[derive(Debug)]
+pub struct CurveReceiver {
+    key: Arc<SharedKey>,
+    /// The peer's nonce prefix letter.
+    theirs: u8,
     /// The highest short nonce received so far.
     peer_nonce: u64,
 }
 
 impl CurveCodec {
     pub(crate) fn new(key: SharedKey, client: bool, next_nonce: u64, peer_nonce: u64) -> Self {
+        let key = Arc::new(key);
+        let (ours, theirs) = if client { (b'C', b'S') } else { (b'S', b'C') };
         CurveCodec {
-            key,
-            ours: if client { b'C' } else { b'S' },
-            next_nonce,
-            peer_nonce,
+            tx: CurveSender {
+                key: Arc::clone(&key),
+                ours,
+                next_nonce,
+            },
+            rx: CurveReceiver {
+                key,
+                theirs,
+                peer_nonce,
+            },
         }
     }
 
+    /// The two directions, for an encoder and a decoder.
+    pub fn split(self) -> (CurveSender, CurveReceiver) {
+        (self.tx, self.rx)
+    }
+
+    /// [`CurveSender::encode`].
+    pub fn encode(&mut self, payload: &[u8], more: bool, command: bool) -> Bytes {
+        self.tx.encode(payload, more, command)
+    }
+
+    /// [`CurveReceiver::decode`].
+    pub fn decode(&mut self, body: &[u8]) -> Result<Unboxed, CurveError> {
+        self.rx.decode(body)
+    }
+}
+
+impl CurveSender {
     /// The MESSAGE body boxing one frame; the caller sends it as a frame without flags.
     pub fn encode(&mut self, payload: &[u8], more: bool, command: bool) -> Bytes {
         let short = self.next_nonce.to_be_bytes();
@@ -71,7 +115,9 @@ impl CurveCodec {
             .seal_into(&nonce(&prefix, &short), &plain, &mut out);
         Bytes::from(out)
     }
+}
 
+impl CurveReceiver {
     /// Unboxes a received MESSAGE body.
     pub fn decode(&mut self, body: &[u8]) -> Result<Unboxed, CurveError> {
         if body.len() < MESSAGE_OVERHEAD || !body.starts_with(MESSAGE) {
@@ -85,7 +131,7 @@ impl CurveCodec {
             return Err(CurveError::InvalidSequence);
         }
         let mut prefix = *b"CurveZMQMESSAGE?";
-        prefix[15] = if self.ours == b'C' { b'S' } else { b'C' };
+        prefix[15] = self.theirs;
         let plain = self
             .key
             .open(&nonce(&prefix, &short), &body[16..])

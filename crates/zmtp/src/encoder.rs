@@ -18,6 +18,7 @@ use std::io::IoSlice;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 
 use crate::command::Command;
+use crate::curve_message::CurveSender;
 use crate::frame::{header_len, put_header};
 
 /// Default copy threshold: bodies up to this size are copied into the batch buffer.
@@ -44,6 +45,8 @@ pub struct Encoder {
     /// Total pending bytes.
     pending: usize,
     copy_threshold: usize,
+    /// CURVE: every frame and command goes out boxed in a MESSAGE.
+    curve: Option<CurveSender>,
 }
 
 impl Default for Encoder {
@@ -67,12 +70,26 @@ impl Encoder {
             sealed: 0,
             pending: 0,
             copy_threshold,
+            curve: None,
         }
+    }
+
+    /// Boxes every frame and command from now on (a completed CURVE handshake).
+    pub fn set_curve(&mut self, sender: CurveSender) {
+        self.curve = Some(sender);
     }
 
     /// Queues one message frame. The short size form is used exactly when the body is at most
     /// 255 bytes, as libzmq does.
     pub fn push_frame(&mut self, body: &Bytes, more: bool) {
+        if let Some(curve) = self.curve.as_mut() {
+            let boxed = curve.encode(body, more, false);
+            return self.push_plain_frame(&boxed, false);
+        }
+        self.push_plain_frame(body, more);
+    }
+
+    fn push_plain_frame(&mut self, body: &Bytes, more: bool) {
         let len = body.len();
         self.pending += header_len(len) + len;
         if len <= self.copy_threshold {
@@ -90,6 +107,12 @@ impl Encoder {
 
     /// Queues one command frame (always copied).
     pub fn push_command(&mut self, cmd: &Command) {
+        if let Some(curve) = self.curve.as_mut() {
+            let mut body = BytesMut::with_capacity(cmd.encoded_len());
+            cmd.encode(&mut body);
+            let boxed = curve.encode(&body, false, true);
+            return self.push_plain_frame(&boxed, false);
+        }
         let len = cmd.encoded_len();
         self.batch.reserve(header_len(len) + len);
         let before = self.batch.len();

@@ -40,13 +40,14 @@ pub mod security;
 pub mod socket_type;
 pub mod v1;
 pub mod v2;
+pub mod z85;
 pub mod zap;
 
 pub use command::{Command, PING_CONTEXT_MAX};
 pub use curve::CurveClientKeys;
 pub use curve_error::CurveError;
 pub use curve_keys::KeyPair;
-pub use curve_message::{CurveCodec, Unboxed};
+pub use curve_message::{CurveCodec, CurveReceiver, CurveSender, Unboxed};
 pub use decoder::{Decoded, FrameDecoder};
 pub use encoder::{Encoder, DEFAULT_COPY_THRESHOLD};
 pub use error::{
