@@ -3,7 +3,8 @@
    ipc with the same code on both ends.
 
    security_peer <bind|connect> <endpoint> <pattern> <security> <expect>
-     pattern:  reqrep | dealerrouter (the binder is REP/ROUTER, the connecter REQ/DEALER)
+     pattern:  reqrep | dealerrouter | pubsub (the binder is REP/ROUTER/PUB, the connecter
+               REQ/DEALER/SUB; PUB publishes until its subscriber has one and leaves)
      security: null | plain-server (no ZAP handler) | plain-server-zap:USER:PASS (a ZAP
                handler admitting only USER:PASS, as User-Id USER) | plain-client:USER:PASS |
                curve-server,SECRET (no ZAP handler) | curve-server-zap,SECRET,CLIENTPUBLIC (a
@@ -158,6 +159,7 @@ int main (int argc, char **argv)
     }
     int binder = strcmp (argv[1], "bind") == 0;
     int router = strcmp (argv[3], "dealerrouter") == 0;
+    int pubsub = strcmp (argv[3], "pubsub") == 0;
     const char *security = argv[4], *expect = argv[5];
     void *ctx = zmq_ctx_new ();
 
@@ -174,9 +176,13 @@ int main (int argc, char **argv)
         pthread_create (&zap, NULL, zap_handler, ctx);
 
     int type = binder ? (router ? ZMQ_ROUTER : ZMQ_REP) : (router ? ZMQ_DEALER : ZMQ_REQ);
+    if (pubsub)
+        type = binder ? ZMQ_PUB : ZMQ_SUB;
     void *s = zmq_socket (ctx, type);
     set_timeouts (s, 5000);
     apply_security (s, security);
+    if (pubsub && !binder)
+        CHECK (zmq_setsockopt (s, ZMQ_SUBSCRIBE, "hel", 3) == 0);
     char mon_ep[64];
     snprintf (mon_ep, sizeof mon_ep, "inproc://monitor-%d", (int) getpid ());
     CHECK (zmq_socket_monitor (s, mon_ep, ZMQ_EVENT_ALL) == 0);
@@ -193,7 +199,30 @@ int main (int argc, char **argv)
     }
 
     char buf[64];
-    if (strcmp (expect, "ok") == 0) {
+    if (strcmp (expect, "ok") == 0 && pubsub) {
+        if (binder) {
+            /* Publish (a non-matching topic too) until the subscriber got one and left. */
+            int ms = 20;
+            zmq_setsockopt (mon, ZMQ_RCVTIMEO, &ms, sizeof ms);
+            int left = 0;
+            for (int i = 0; i < 500 && !left; i++) {
+                CHECK (send_str (s, "other", 0) == 5);
+                CHECK (send_str (s, "hello", 0) == 5);
+                unsigned char head[6];
+                char addr[256];
+                while (zmq_recv (mon, head, sizeof head, 0) == 6) {
+                    unsigned short e;
+                    memcpy (&e, head, 2);
+                    zmq_recv (mon, addr, sizeof addr, 0);
+                    left |= e == ZMQ_EVENT_DISCONNECTED;
+                }
+            }
+            CHECK (left);
+        } else {
+            CHECK (recv_str (s, buf, sizeof buf, 0) == 5 && strcmp (buf, "hello") == 0);
+            CHECK (wait_event (mon, ZMQ_EVENT_HANDSHAKE_SUCCEEDED) == 0);
+        }
+    } else if (strcmp (expect, "ok") == 0) {
         if (binder) {
             char id[256];
             int n = 0;

@@ -153,10 +153,11 @@ fn both_ways(transport: &str, pattern: &str, server: (&str, &str), client: (&str
 
 /// A ZAP handler on the server's side (in the server's process, whichever library) admits
 /// admin:secret and names it User-Id, which the request's message carries.
-/// [`both_ways`] over tcp and ipc, REQ/REP and DEALER/ROUTER.
+/// [`both_ways`] over tcp and ipc, REQ/REP, DEALER/ROUTER and PUB/SUB (the server binds:
+/// REP, ROUTER, PUB).
 fn every_way(server: (&str, &str), client: (&str, &str)) {
     for transport in ["tcp", "ipc"] {
-        for pattern in ["reqrep", "dealerrouter"] {
+        for pattern in ["reqrep", "dealerrouter", "pubsub"] {
             both_ways(transport, pattern, server, client);
         }
     }
