@@ -91,7 +91,13 @@ impl From<Error> for HandshakeFailure {
 
 impl From<&ferromq_zmtp::HandshakeError> for FailureDetail {
     fn from(e: &ferromq_zmtp::HandshakeError) -> Self {
-        if matches!(e, ferromq_zmtp::HandshakeError::NoZapHandler) {
+        // libzmq reports both without detail: its PLAIN server's missing ZAP handler (EFAULT)
+        // and a ZMTP 1.0/2.0 peer while ZAP is enabled.
+        if matches!(
+            e,
+            ferromq_zmtp::HandshakeError::NoZapHandler
+                | ferromq_zmtp::HandshakeError::SecurityNeedsZmtp3
+        ) {
             return FailureDetail::NoDetail;
         }
         match e.auth_status() {

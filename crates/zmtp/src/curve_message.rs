@@ -65,7 +65,10 @@ pub struct CurveReceiver {
 }
 
 impl CurveCodec {
-    pub(crate) fn new(key: SharedKey, client: bool, next_nonce: u64, peer_nonce: u64) -> Self {
+    /// A codec over `key` (the short-term keys' shared key); `next_nonce` is our next short nonce
+    /// and `peer_nonce` the last one received (after a handshake: 3 and 1 for a client, 2 and 2
+    /// for a server).
+    pub fn new(key: SharedKey, client: bool, next_nonce: u64, peer_nonce: u64) -> Self {
         let key = Arc::new(key);
         let (ours, theirs) = if client { (b'C', b'S') } else { (b'S', b'C') };
         CurveCodec {

@@ -331,6 +331,9 @@ pub enum HandshakeError {
     NoZapHandler,
     /// A CURVE command or box refused.
     Curve(CurveError),
+    /// A ZMTP 1.0 or 2.0 peer while PLAIN or CURVE is configured: those versions have no
+    /// mechanism, so the peer could only get in unauthenticated.
+    SecurityNeedsZmtp3,
 }
 
 impl HandshakeError {
@@ -351,6 +354,7 @@ impl HandshakeError {
             Self::ZapReply(_) | Self::UnexpectedZapReply | Self::NoZapHandler => Fault::ApiMisuse,
             Self::Curve(CurveError::NoRandomness) => Fault::ApiMisuse,
             Self::Curve(_) => Fault::PeerMisbehaved,
+            Self::SecurityNeedsZmtp3 => Fault::PeerIncompatible,
             Self::MechanismMismatch { .. }
             | Self::IncompatibleSocketType { .. }
             | Self::PeerError { .. } => Fault::PeerIncompatible,
@@ -390,6 +394,7 @@ impl HandshakeError {
                 p::ZMTP_UNSPECIFIED
             }
             Self::Curve(e) => e.protocol_error_code(),
+            Self::SecurityNeedsZmtp3 => p::ZMTP_UNSPECIFIED,
         }
     }
 
@@ -452,6 +457,9 @@ impl fmt::Display for HandshakeError {
             Self::UnexpectedZapReply => f.write_str("ZAP reply without a ZAP request"),
             Self::NoZapHandler => f.write_str("no ZAP handler bound for a PLAIN server"),
             Self::Curve(e) => write!(f, "{e}"),
+            Self::SecurityNeedsZmtp3 => {
+                f.write_str("a ZMTP 1.0/2.0 peer cannot use the configured security mechanism")
+            }
         }
     }
 }

@@ -378,6 +378,7 @@ impl Handshake {
                     if buf.first().is_some_and(|&b| b != 0xFF)
                         || buf.get(GREETING_FIRST - 1).is_some_and(|&b| b & 0x01 == 0)
                     {
+                        self.refuse_downgrade()?;
                         // Our signature was the header of our identity frame; its body follows.
                         self.sent = self.greeting.len();
                         self.out.extend_from_slice(&self.routing_id);
@@ -391,6 +392,7 @@ impl Handshake {
                     }
                     match buf.get(GREETING_MAJOR - 1).copied() {
                         Some(0) => {
+                            self.refuse_downgrade()?;
                             // Versioned 1.0: our type byte and identity in 1.0 framing.
                             bytes::Buf::advance(buf, GREETING_MAJOR);
                             self.sent = self.greeting.len();
@@ -412,6 +414,7 @@ impl Handshake {
                         return Ok(());
                     };
                     if greeting.major == ZMTP2_REVISION {
+                        self.refuse_downgrade()?;
                         self.sent = self.greeting.len();
                         v2::encode_tail(self.socket_type, &self.routing_id, &mut self.out);
                         self.state = State::V2(V2TailDecoder::new(self.max_msg_size));
@@ -609,6 +612,16 @@ impl Handshake {
     fn handshake_frame_limit(&self) -> u64 {
         self.max_msg_size
             .map_or(MAX_HANDSHAKE_FRAME, |m| m.min(MAX_HANDSHAKE_FRAME))
+    }
+
+    /// ZMTP 1.0 and 2.0 have no security mechanism: with PLAIN or CURVE configured, such a
+    /// peer would get in unauthenticated and unencrypted, so it is refused, as libzmq refuses
+    /// it when ZAP is enabled (src/zmtp_engine.cpp `handshake_v1_0*`, `handshake_v2_0`).
+    fn refuse_downgrade(&self) -> Result<(), HandshakeError> {
+        match self.security {
+            Security::Null => Ok(()),
+            _ => Err(HandshakeError::SecurityNeedsZmtp3),
+        }
     }
 
     /// Queues a command frame with this body as it is (libzmq's PLAIN ERROR).
@@ -1262,6 +1275,26 @@ mod tests {
             plain.handle_no_zap_handler(),
             Err(HandshakeError::NoZapHandler)
         );
+    }
+
+    /// A ZMTP 1.0 (unversioned or versioned) or 2.0 peer would skip PLAIN and CURVE: refused
+    /// (found by the plain_handshake and curve_handshake fuzz targets).
+    #[test]
+    fn security_refuses_pre_3_peers() {
+        let keys = crate::curve_keys::KeyPair::from_secret([3; 32]);
+        for security in [Security::PlainServer, Security::CurveServer(keys)] {
+            for peer in [
+                &b"\x01\x00"[..],
+                b"\xff\0\0\0\0\0\0\0\x01\x7f\x00",
+                b"\xff\0\0\0\0\0\0\0\x01\x7f\x01\x05",
+            ] {
+                let mut cfg = HandshakeConfig::new(SocketType::Router);
+                cfg.security = security.clone();
+                let mut h = Handshake::new(cfg);
+                let e = h.handle_input(&mut BytesMut::from(peer)).unwrap_err();
+                assert_eq!(e, HandshakeError::SecurityNeedsZmtp3, "{peer:?}");
+            }
+        }
     }
 
     #[test]
