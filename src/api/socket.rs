@@ -686,6 +686,40 @@ impl Socket {
     pub fn set_routing_id(&mut self, id: &[u8]) -> Result<()> {
         self.set_option_raw(option::ZMQ_ROUTING_ID, id)
     }
+    /// Makes this socket a CURVE server with these long-term keys (ZMQ_CURVE_SERVER,
+    /// ZMQ_CURVE_SECRETKEY, ZMQ_CURVE_PUBLICKEY); connections made afterwards use them.
+    pub fn set_curve_server(&mut self, keys: &crate::CurveKeyPair) -> Result<()> {
+        self.set_int(option::ZMQ_CURVE_SERVER, 1)?;
+        let secret = zeroize::Zeroizing::new(keys.secret_bytes());
+        self.set_option_raw(option::ZMQ_CURVE_SECRETKEY, &secret[..])?;
+        self.set_option_raw(option::ZMQ_CURVE_PUBLICKEY, &keys.public)
+    }
+    /// Makes this socket a CURVE client of the server whose public key is `server`, with our
+    /// long-term keys (ZMQ_CURVE_SERVERKEY, ZMQ_CURVE_PUBLICKEY, ZMQ_CURVE_SECRETKEY).
+    pub fn set_curve_client(
+        &mut self,
+        keys: &crate::CurveKeyPair,
+        server: &[u8; 32],
+    ) -> Result<()> {
+        self.set_option_raw(option::ZMQ_CURVE_SERVERKEY, server)?;
+        let secret = zeroize::Zeroizing::new(keys.secret_bytes());
+        self.set_option_raw(option::ZMQ_CURVE_SECRETKEY, &secret[..])?;
+        self.set_option_raw(option::ZMQ_CURVE_PUBLICKEY, &keys.public)
+    }
+    /// ZMQ_PLAIN_SERVER: a PLAIN server (it needs a ZAP handler, as in libzmq), or back to
+    /// NULL.
+    pub fn set_plain_server(&mut self, on: bool) -> Result<()> {
+        self.set_int(option::ZMQ_PLAIN_SERVER, i32::from(on))
+    }
+    /// ZMQ_PLAIN_USERNAME and ZMQ_PLAIN_PASSWORD: a PLAIN client with these credentials.
+    pub fn set_plain_client(&mut self, username: &[u8], password: &[u8]) -> Result<()> {
+        self.set_option_raw(option::ZMQ_PLAIN_USERNAME, username)?;
+        self.set_option_raw(option::ZMQ_PLAIN_PASSWORD, password)
+    }
+    /// ZMQ_ZAP_DOMAIN: the domain this server's ZAP requests name.
+    pub fn set_zap_domain(&mut self, domain: &[u8]) -> Result<()> {
+        self.set_option_raw(option::ZMQ_ZAP_DOMAIN, domain)
+    }
     /// ZMQ_CONNECT_ROUTING_ID: the id this ROUTER gives the peer of its next connect.
     pub fn set_connect_routing_id(&mut self, id: &[u8]) -> Result<()> {
         self.set_option_raw(option::ZMQ_CONNECT_ROUTING_ID, id)
