@@ -1,0 +1,196 @@
+//! CURVE after the handshake, in ferromq's runtime: heartbeats travel boxed like any command,
+//! and a raw peer that completed a real CURVE handshake but then sends a forged, replayed or
+//! truncated MESSAGE loses that one connection (DISCONNECTED on the server's monitor) while the
+//! server's other connections carry on.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use ferromq::monitor::{self, EVENT_DISCONNECTED};
+use ferromq::{Context, CurveKeyPair, RecvFlags, SendFlags, Socket, SocketType};
+use ferromq_tests::{tcp_port, wait_for_event};
+use ferromq_zmtp::{CurveClientKeys, CurveCodec, Handshake, HandshakeConfig, Security};
+
+fn keys() -> CurveKeyPair {
+    CurveKeyPair::generate().expect("OS randomness")
+}
+
+/// A CURVE ROUTER bound on tcp, with a monitor PAIR reading its events.
+fn server(ctx: &Context, keys: &CurveKeyPair, name: &str) -> (Socket, Socket, String) {
+    let mut s = ctx.socket(SocketType::Router).unwrap();
+    s.set_curve_server(keys).unwrap();
+    s.set_rcvtimeo(5000).unwrap();
+    s.bind("tcp://127.0.0.1:*").unwrap();
+    let endpoint = s.last_endpoint().unwrap();
+    let mon = format!("inproc://curve-{name}-{}", std::process::id());
+    s.monitor(&mon, monitor::EVENT_ALL).unwrap();
+    let mut m = ctx.socket(SocketType::Pair).unwrap();
+    m.set_rcvtimeo(200).unwrap();
+    m.connect(&mon).unwrap();
+    (s, m, endpoint)
+}
+
+fn client(ctx: &Context, server_public: &[u8; 32], endpoint: &str) -> Socket {
+    let mut c = ctx.socket(SocketType::Dealer).unwrap();
+    c.set_curve_client(&keys(), server_public).unwrap();
+    c.set_rcvtimeo(5000).unwrap();
+    c.connect(endpoint).unwrap();
+    c
+}
+
+fn round_trip(server: &mut Socket, client: &mut Socket, text: &str) {
+    client.send(text.to_string(), SendFlags::empty()).unwrap();
+    let got = server.recv_multipart(RecvFlags::empty()).unwrap();
+    assert_eq!(&got[1][..], text.as_bytes());
+    server.send(got[0].clone(), SendFlags::SNDMORE).unwrap();
+    server.send("ack", SendFlags::empty()).unwrap();
+    assert_eq!(client.recv(RecvFlags::empty()).unwrap().as_slice(), b"ack");
+}
+
+/// PINGs and PONGs every 30 ms on a CURVE connection for 10 intervals: a PING sent in clear
+/// would not open at the peer and close the connection.
+#[test]
+fn heartbeats_are_boxed() {
+    let ctx = Context::new();
+    let server_keys = keys();
+    let (mut s, mut m, endpoint) = server(&ctx, &server_keys, "heartbeat");
+    s.set_heartbeat_ivl(30).unwrap();
+    let mut c = ctx.socket(SocketType::Dealer).unwrap();
+    c.set_heartbeat_ivl(30).unwrap();
+    c.set_curve_client(&keys(), &server_keys.public).unwrap();
+    c.set_rcvtimeo(5000).unwrap();
+    c.connect(&endpoint).unwrap();
+    round_trip(&mut s, &mut c, "before");
+    std::thread::sleep(Duration::from_millis(300));
+    round_trip(&mut s, &mut c, "after");
+    let mut events = Vec::new();
+    while let Ok(frames) = m.recv_multipart(RecvFlags::empty()) {
+        events.push(monitor::MonitorEvent::parse(&frames).unwrap().event);
+    }
+    assert!(!events.contains(&EVENT_DISCONNECTED), "{events:x?}");
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| **e == monitor::EVENT_HANDSHAKE_SUCCEEDED)
+            .count(),
+        1,
+        "one connection, never remade: {events:x?}"
+    );
+}
+
+/// A raw TCP peer that runs a real CURVE client handshake (ferromq_zmtp's, over std's
+/// TcpStream) and returns the stream and the MESSAGE codec.
+fn raw_curve_client(endpoint: &str, server_public: [u8; 32]) -> (TcpStream, CurveCodec) {
+    let mut stream = TcpStream::connect(("127.0.0.1", tcp_port(endpoint))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut config = HandshakeConfig::new(ferromq::SocketType::Dealer);
+    config.security = Security::CurveClient(CurveClientKeys {
+        ours: keys(),
+        server: server_public,
+    });
+    let mut hs = Handshake::new(config);
+    let mut input = BytesMut::new();
+    while !hs.is_complete() {
+        let mut out = BytesMut::new();
+        hs.poll_output(&mut out);
+        stream.write_all(&out).unwrap();
+        let mut buf = [0u8; 4096];
+        let n = stream.read(&mut buf).unwrap();
+        assert!(n > 0, "server closed during the handshake");
+        input.extend_from_slice(&buf[..n]);
+        hs.handle_input(&mut input).unwrap();
+    }
+    let mut out = BytesMut::new();
+    hs.poll_output(&mut out);
+    stream.write_all(&out).unwrap();
+    let codec = hs
+        .take_curve_codec()
+        .expect("a CURVE handshake has a codec");
+    (stream, codec)
+}
+
+/// A frame without flags around a MESSAGE body, as libzmq sends it.
+fn frame(body: &[u8]) -> Vec<u8> {
+    let mut f = if body.len() <= 255 {
+        vec![0x00, u8::try_from(body.len()).unwrap()]
+    } else {
+        let mut h = vec![0x02];
+        h.extend_from_slice(&(body.len() as u64).to_be_bytes());
+        h
+    };
+    f.extend_from_slice(body);
+    f
+}
+
+/// Reads until the server closes the stream (EOF or reset), failing after 5 s.
+fn assert_closed(stream: &mut TcpStream) {
+    let mut buf = [0u8; 1024];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return,
+            Err(e) => panic!("the server kept the connection: {e}"),
+        }
+    }
+}
+
+#[test]
+fn forged_replayed_or_truncated_message_closes_only_that_connection() {
+    let ctx = Context::new();
+    let server_keys = keys();
+    let (mut s, mut m, endpoint) = server(&ctx, &server_keys, "hostile");
+    let mut honest = client(&ctx, &server_keys.public, &endpoint);
+    round_trip(&mut s, &mut honest, "honest 1");
+
+    type Spoil = fn(&mut CurveCodec) -> Vec<u8>;
+    let cases: [(&str, Spoil); 3] = [
+        ("forged", |codec| {
+            let mut body = codec.encode(b"evil", false, false).to_vec();
+            let last = body.len() - 1;
+            body[last] ^= 0x55;
+            body
+        }),
+        ("replayed", |codec| {
+            let body = codec.encode(b"first", false, false).to_vec();
+            let mut twice = frame(&body);
+            twice.extend_from_slice(&frame(&body));
+            // Both frames in one write: the second is the replay.
+            twice
+        }),
+        ("truncated", |codec| {
+            let body = codec.encode(b"short", false, false).to_vec();
+            body[..20].to_vec()
+        }),
+    ];
+    for (what, spoil) in cases {
+        let (mut raw, mut codec) = raw_curve_client(&endpoint, server_keys.public);
+        // A genuine MESSAGE first: delivered.
+        raw.write_all(&frame(&codec.encode(b"genuine", false, false)))
+            .unwrap();
+        let got = s.recv_multipart(RecvFlags::empty()).unwrap();
+        assert_eq!(&got[1][..], b"genuine", "{what}");
+        let bytes = spoil(&mut codec);
+        if what == "replayed" {
+            raw.write_all(&bytes).unwrap();
+            let got = s.recv_multipart(RecvFlags::empty()).unwrap();
+            assert_eq!(&got[1][..], b"first", "{what}: the original once");
+        } else {
+            raw.write_all(&frame(&bytes)).unwrap();
+        }
+        assert_closed(&mut raw);
+        wait_for_event(&mut m, EVENT_DISCONNECTED);
+        // Nothing of the spoiled frame reached the socket, and the honest peer carries on.
+        s.set_rcvtimeo(100).unwrap();
+        assert!(
+            s.recv(RecvFlags::empty()).is_err(),
+            "{what}: something leaked"
+        );
+        s.set_rcvtimeo(5000).unwrap();
+        round_trip(&mut s, &mut honest, what);
+    }
+}
