@@ -314,7 +314,7 @@ options! {
     /// whole message, with no HWM (src/io/peer.rs decides which types).
     ZMQ_CONFLATE = 54 => conflate: bool = false, "bool", Rule::Flag01, Types::ALL, true,
         Implemented, typed bool;
-    /// `ZMQ_ZAP_DOMAIN`: the domain a PLAIN server's ZAP requests name.
+    /// `ZMQ_ZAP_DOMAIN`: the domain ZAP requests name; on NULL it makes the handshake ask ZAP.
     ZMQ_ZAP_DOMAIN = 55 => zap_domain: Bytes = Bytes::new(), "",
         Rule::Text { max: 255, null_clears: false }, Types::ALL, true, Implemented;
     /// `ZMQ_ROUTER_HANDOVER`: a new connection with a known routing id takes it over.

@@ -49,6 +49,8 @@ impl SocketLink {
         config.routing_id = self.options.routing_id.clone();
         config.max_msg_size = self.options.max_msg_size();
         config.security = self.options.security();
+        // libzmq's NULL asks the ZAP handler when ZAP_DOMAIN is set.
+        config.null_zap = !self.options.zap_domain.is_empty();
         config
     }
 }

@@ -9,7 +9,9 @@
                handler admitting only USER:PASS, as User-Id USER) | plain-client:USER:PASS |
                curve-server,SECRET (no ZAP handler) | curve-server-zap,SECRET,CLIENTPUBLIC (a
                ZAP handler admitting only that client key, as User-Id "curve-user") |
-               curve-client,SERVERPUBLIC,SECRET (keys in Z85; the public keys are derived)
+               curve-client,SERVERPUBLIC,SECRET (keys in Z85; the public keys are derived) |
+               null-zap:DOMAIN (NULL with ZAP_DOMAIN set and a ZAP handler admitting the
+               domain "good" only, as User-Id "null-user")
      expect:   ok (a request and its reply go through; behind a ZAP handler the request
                carries User-Id) | auth:STATUS | protocol:HEXCODE | nodetail:ERRNO (that
                handshake-failed monitor event arrives, and no message does) | none (no
@@ -24,7 +26,7 @@
 
 static char zap_user[256], zap_pass[256];
 static unsigned char zap_key[32];
-static int zap_curve;
+static int zap_curve, zap_null;
 
 /* RFC 27 handler: admits exactly zap_user/zap_pass (PLAIN) or zap_key (CURVE), 400 otherwise. */
 static void *zap_handler (void *ctx)
@@ -49,7 +51,8 @@ static void *zap_handler (void *ctx)
             break;
         if (n == 1 && strcmp (f[0], "STOP") == 0)
             break;
-        int good = zap_curve ? n == 7 && strcmp (f[5], "CURVE") == 0 && len[6] == 32
+        int good = zap_null    ? n == 6 && strcmp (f[5], "NULL") == 0 && strcmp (f[2], "good") == 0
+                   : zap_curve ? n == 7 && strcmp (f[5], "CURVE") == 0 && len[6] == 32
                                  && memcmp (f[6], zap_key, 32) == 0
                              : n == 8 && strcmp (f[5], "PLAIN") == 0
                                  && strcmp (f[6], zap_user) == 0
@@ -88,6 +91,10 @@ static void apply_security (void *s, const char *security)
     int one = 1;
     if (strcmp (security, "null") == 0)
         return;
+    if (strncmp (security, "null-zap:", 9) == 0) {
+        CHECK (zmq_setsockopt (s, ZMQ_ZAP_DOMAIN, security + 9, strlen (security + 9)) == 0);
+        return;
+    }
     if (strncmp (security, "curve-server", 12) == 0) {
         char secret[41], public_[41];
         CHECK (field (security, 1, secret) == 0);
@@ -171,6 +178,11 @@ int main (int argc, char **argv)
         with_zap = 1;
         zap_curve = 1;
         strcpy (zap_user, "curve-user");
+    }
+    if (strncmp (security, "null-zap:", 9) == 0) {
+        with_zap = 1;
+        zap_null = 1;
+        strcpy (zap_user, "null-user");
     }
     if (with_zap)
         pthread_create (&zap, NULL, zap_handler, ctx);

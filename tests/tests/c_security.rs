@@ -289,3 +289,16 @@ fn curve_unknown_client_key_refused_by_zap() {
         ),
     );
 }
+
+/// NULL with ZMQ_ZAP_DOMAIN set asks the server's ZAP handler: the domain it admits gets in
+/// with its User-Id, another is refused with 400 on both sides.
+#[test]
+fn null_with_zap_domain_both_ways() {
+    every_way(("null-zap:good", "ok"), ("null", "ok"));
+    both_ways(
+        "tcp",
+        "dealerrouter",
+        ("null-zap:bad", "auth:400"),
+        ("null", "auth:400"),
+    );
+}

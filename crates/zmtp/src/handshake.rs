@@ -82,6 +82,9 @@ pub struct HandshakeConfig {
     pub max_msg_size: Option<u64>,
     /// Extra READY properties (e.g. `X-` application metadata), sent after the basic ones.
     pub properties: Vec<(String, Bytes)>,
+    /// NULL only: ask the ZAP handler before sending READY (libzmq does when `ZMQ_ZAP_DOMAIN`
+    /// is set), and send ERROR instead if it refuses.
+    pub null_zap: bool,
 }
 
 impl HandshakeConfig {
@@ -94,6 +97,7 @@ impl HandshakeConfig {
             security: Security::Null,
             max_msg_size: None,
             properties: Vec::new(),
+            null_zap: false,
         }
     }
 }
@@ -127,6 +131,9 @@ enum State {
 enum MechanismState {
     /// NULL: our READY sent, waiting for the peer's.
     Null,
+    /// NULL with ZAP: READY held back until the handler's verdict; `asked` once the driver took
+    /// the request; the peer's READY, if it came first, waits in `peer`.
+    NullZap { asked: bool, peer: Option<PeerInfo> },
     /// PLAIN, either role.
     Plain(Plain),
     /// CURVE, either role (boxed: its keys make it the largest state).
@@ -153,6 +160,8 @@ pub struct Handshake {
     zap_metadata: Option<Metadata>,
     /// CURVE: the MESSAGE codec, once complete.
     curve_codec: Option<CurveCodec>,
+    /// NULL asks ZAP before its READY.
+    null_zap: bool,
 }
 
 impl Handshake {
@@ -196,6 +205,7 @@ impl Handshake {
             out,
             zap_metadata: None,
             curve_codec: None,
+            null_zap: config.null_zap,
         }
     }
 
@@ -215,6 +225,13 @@ impl Handshake {
                     credentials: vec![credentials.username, credentials.password],
                 })
             }
+            MechanismState::NullZap { asked, .. } if !*asked => {
+                *asked = true;
+                Some(ZapRequest {
+                    mechanism: crate::greeting::Mechanism::Null,
+                    credentials: Vec::new(),
+                })
+            }
             MechanismState::Curve(curve) => Some(ZapRequest {
                 mechanism: crate::greeting::Mechanism::Curve,
                 credentials: vec![Bytes::copy_from_slice(&curve.take_zap_key()?)],
@@ -229,7 +246,7 @@ impl Handshake {
         if matches!(
             self.state,
             State::Mechanism {
-                mechanism: MechanismState::Curve(_),
+                mechanism: MechanismState::Curve(_) | MechanismState::NullZap { .. },
                 ..
             }
         ) {
@@ -268,6 +285,10 @@ impl Handshake {
                 mechanism: MechanismState::Curve(c),
                 ..
             } => c.awaits_zap(),
+            State::Mechanism {
+                mechanism: MechanismState::NullZap { asked, .. },
+                ..
+            } => *asked,
             State::Failed(e) => return Err(e.clone()),
             _ => false,
         };
@@ -279,6 +300,8 @@ impl Handshake {
             let status = reply.status;
             if matches!(self.security, Security::PlainServer) {
                 self.queue_body(&crate::plain::libzmq_error_body(status));
+            } else if matches!(self.security, Security::Null) && status == 300 {
+                // libzmq's NULL sends no ERROR for a temporary failure.
             } else {
                 self.queue_command(&Command::Error(Bytes::from(status.to_string())));
             }
@@ -318,6 +341,21 @@ impl Handshake {
                 *plain = Plain::ServerInitiate;
                 self.zap_metadata = Some(extra);
                 self.queue_command(&crate::plain::welcome());
+            }
+            MechanismState::NullZap { peer, .. } => {
+                let early = peer.take();
+                *mechanism = MechanismState::Null;
+                let ready = Command::Ready(self.metadata.clone());
+                self.queue_command(&ready);
+                match early {
+                    Some(mut peer) => {
+                        for (name, value) in extra.iter() {
+                            peer.metadata.insert(name, value.clone())?;
+                        }
+                        self.state = State::Complete(peer);
+                    }
+                    None => self.zap_metadata = Some(extra),
+                }
             }
             MechanismState::Null => return Err(HandshakeError::UnexpectedZapReply),
         }
@@ -430,6 +468,10 @@ impl Handshake {
                     // libzmq: 3.0 when the peer says 3.0, 3.1 for every newer version.
                     let minor = u8::from(!(greeting.major == 3 && greeting.minor == 0));
                     let mechanism = match &self.security {
+                        Security::Null if self.null_zap => MechanismState::NullZap {
+                            asked: false,
+                            peer: None,
+                        },
                         Security::Null => {
                             self.queue_command(&Command::Ready(self.metadata.clone()));
                             MechanismState::Null
@@ -472,6 +514,18 @@ impl Handshake {
                         Err(e) => return Err(e.into()),
                     };
                     let step = match mechanism {
+                        MechanismState::NullZap { peer, .. } => {
+                            if peer.is_some() {
+                                return Err(HandshakeError::UnexpectedCommand {
+                                    name: Bytes::from_static(b"READY"),
+                                });
+                            }
+                            *peer = Some(
+                                null::accept_ready(self.socket_type, *minor, frame)
+                                    .map_err(|r| r.error)?,
+                            );
+                            return Ok(());
+                        }
                         MechanismState::Null => null::accept_ready(self.socket_type, *minor, frame)
                             .map(|peer| Step::Done(peer, None)),
                         MechanismState::Plain(plain) => {
@@ -677,10 +731,10 @@ mod tests {
     ) -> (Result<(), HandshakeError>, Result<(), HandshakeError>) {
         let zap = |h: &mut Handshake, r: &mut Result<(), HandshakeError>| {
             if let (Some(req), Ok(())) = (h.take_zap_request(), &r) {
-                let n = if req.mechanism == Mechanism::Curve {
-                    1
-                } else {
-                    2
+                let n = match req.mechanism {
+                    Mechanism::Null => 0,
+                    Mechanism::Curve => 1,
+                    _ => 2,
                 };
                 assert_eq!(req.credentials.len(), n);
                 let mut metadata = Metadata::new();
@@ -1295,6 +1349,38 @@ mod tests {
                 assert_eq!(e, HandshakeError::SecurityNeedsZmtp3, "{peer:?}");
             }
         }
+    }
+
+    /// NULL with a ZAP domain asks the handler before its READY: 200 completes with the
+    /// handler's User-Id, 400 refuses (ERROR sent, auth failure), whichever side asks.
+    #[test]
+    fn null_with_zap_domain() {
+        for (status, chunk) in [(200, 1), (200, 4096), (400, 16)] {
+            let mut cfg = HandshakeConfig::new(SocketType::Router);
+            cfg.null_zap = true;
+            let mut server = Handshake::new(cfg);
+            let mut client = Handshake::new(HandshakeConfig::new(SocketType::Dealer));
+            let (rc, rs) = pump_zap(&mut client, &mut server, chunk, status);
+            if status == 200 {
+                assert_eq!((rc, rs), (Ok(()), Ok(())));
+                let seen = server.peer().unwrap();
+                assert_eq!(seen.metadata.get("User-Id").unwrap(), &b"alice"[..]);
+                assert!(client.peer().unwrap().metadata.get("User-Id").is_none());
+            } else {
+                assert_eq!(rs.unwrap_err().auth_status(), Some(400));
+                assert_eq!(rc.unwrap_err().auth_status(), Some(400));
+            }
+        }
+        // No handler bound: plain NULL.
+        let mut cfg = HandshakeConfig::new(SocketType::Pair);
+        cfg.null_zap = true;
+        let mut h = Handshake::new(cfg);
+        let mut input = BytesMut::from(&Greeting::new(Mechanism::Null, false).encode()[..]);
+        h.handle_input(&mut input).unwrap();
+        assert_eq!(out(&mut h).len(), GREETING_LEN, "READY held back");
+        assert!(h.take_zap_request().is_some());
+        h.handle_no_zap_handler().unwrap();
+        assert!(out(&mut h).ends_with(b"\x04PAIR"));
     }
 
     #[test]
