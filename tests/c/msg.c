@@ -37,7 +37,7 @@ static void test_version (void)
     CHECK (major == 4 && minor == 3 && patch == 5);
     CHECK (ZMQ_MAKE_VERSION (major, minor, patch) == ZMQ_VERSION);
     CHECK (zmq_has ("ipc") == 1);
-    CHECK (zmq_has ("curve") == 0);
+    CHECK (zmq_has ("curve") == 1);
 }
 
 static void test_zero_copy_free_once (void)
@@ -152,7 +152,7 @@ static void test_null_pointers (void)
     CHECK (zmq_z85_decode (NULL, NULL) == NULL && errno == EFAULT);
     CHECK (zmq_atomic_counter_inc (NULL) == -1 && errno == EFAULT);
     CHECK (zmq_timers_add (NULL, 1, on_timer, NULL) == -1 && errno == EFAULT);
-    CHECK (zmq_curve_keypair (NULL, NULL) == -1 && errno == ENOTSUP);
+    CHECK (zmq_curve_keypair (NULL, NULL) == -1 && errno == EFAULT);
     CHECK (strcmp (zmq_strerror (ETERM), "Context was terminated") == 0);
     CHECK (strcmp (zmq_strerror (EINVAL), strerror (EINVAL)) == 0);
 }
