@@ -48,9 +48,16 @@ impl Slot for MechanismKind {
     }
 }
 
-/// A CURVE key option's 32 bytes (zeros until set, as libzmq's).
-#[derive(Clone, Copy, Default, PartialEq, Eq)]
+/// A CURVE key option's 32 bytes (zeros until set, as libzmq's); wiped when dropped, since
+/// one of them is the secret key and options are copied into every connection task.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct CurveKey(pub [u8; 32]);
+
+impl Drop for CurveKey {
+    fn drop(&mut self) {
+        zeroize::Zeroize::zeroize(&mut self.0);
+    }
+}
 
 impl std::fmt::Debug for CurveKey {
     /// Never prints the key (one of them is a secret key).
