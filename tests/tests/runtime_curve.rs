@@ -1,7 +1,7 @@
 //! CURVE after the handshake, in ferromq's runtime: heartbeats travel boxed like any command,
 //! and a raw peer that completed a real CURVE handshake but then sends a forged, replayed or
 //! truncated MESSAGE loses that one connection (DISCONNECTED on the server's monitor) while the
-//! server's other connections carry on.
+//! server's other connections carry on; HANDSHAKE_IVL covers the wait for the ZAP handler.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -19,8 +19,19 @@ fn keys() -> CurveKeyPair {
 
 /// A CURVE ROUTER bound on tcp, with a monitor PAIR reading its events.
 fn server(ctx: &Context, keys: &CurveKeyPair, name: &str) -> (Socket, Socket, String) {
+    server_with(ctx, keys, name, |_| {})
+}
+
+/// [`server`], with options set before the bind (a listener copies them).
+fn server_with(
+    ctx: &Context,
+    keys: &CurveKeyPair,
+    name: &str,
+    before_bind: impl FnOnce(&mut Socket),
+) -> (Socket, Socket, String) {
     let mut s = ctx.socket(SocketType::Router).unwrap();
     s.set_curve_server(keys).unwrap();
+    before_bind(&mut s);
     s.set_rcvtimeo(5000).unwrap();
     s.bind("tcp://127.0.0.1:*").unwrap();
     let endpoint = s.last_endpoint().unwrap();
@@ -55,8 +66,9 @@ fn round_trip(server: &mut Socket, client: &mut Socket, text: &str) {
 fn heartbeats_are_boxed() {
     let ctx = Context::new();
     let server_keys = keys();
-    let (mut s, mut m, endpoint) = server(&ctx, &server_keys, "heartbeat");
-    s.set_heartbeat_ivl(30).unwrap();
+    let (mut s, mut m, endpoint) = server_with(&ctx, &server_keys, "heartbeat", |s| {
+        s.set_heartbeat_ivl(30).unwrap();
+    });
     let mut c = ctx.socket(SocketType::Dealer).unwrap();
     c.set_heartbeat_ivl(30).unwrap();
     c.set_curve_client(&keys(), &server_keys.public).unwrap();
@@ -193,4 +205,32 @@ fn forged_replayed_or_truncated_message_closes_only_that_connection() {
         s.set_rcvtimeo(5000).unwrap();
         round_trip(&mut s, &mut honest, what);
     }
+}
+
+/// HANDSHAKE_IVL bounds the wait for a ZAP handler that never answers: the server reports
+/// HANDSHAKE_FAILED_NO_DETAIL (ETIMEDOUT) for that connection, and the context still
+/// terminates (the request's socket goes with the handshake).
+#[test]
+fn handshake_timeout_covers_a_silent_zap_handler() {
+    let ctx = Context::new();
+    let mut zap = ctx.socket(SocketType::Rep).unwrap();
+    zap.bind("inproc://zeromq.zap.01").unwrap();
+    let server_keys = keys();
+    let (s, mut m, endpoint) = server_with(&ctx, &server_keys, "silent-zap", |s| {
+        s.set_handshake_ivl(200).unwrap();
+    });
+    let _c = client(&ctx, &server_keys.public, &endpoint);
+    zap.set_rcvtimeo(5000).unwrap();
+    let request = zap.recv_multipart(RecvFlags::empty()).unwrap();
+    assert_eq!(&request[5][..], b"CURVE", "the handler was asked");
+    let (ev, _) = wait_for_event(&mut m, monitor::EVENT_HANDSHAKE_FAILED_NO_DETAIL);
+    assert_eq!(ev.value, libc::ETIMEDOUT as u32);
+    drop((zap, s, m, _c));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        ctx.term();
+        let _ = tx.send(());
+    });
+    rx.recv_timeout(Duration::from_secs(5))
+        .expect("the context terminated");
 }
