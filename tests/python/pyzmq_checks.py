@@ -14,6 +14,7 @@ import threading
 import time
 
 import zmq
+import zmq.utils.z85
 
 LIMIT_S = 30
 
@@ -126,6 +127,45 @@ def check_sigalrm_interrupts_recv():
     assert elapsed < 5, f"interrupted only after {elapsed:.1f}s"
     pull.close(linger=0)
     ctx.term()
+
+
+def check_curve_with_zap_handler():
+    # pyzmq's CURVE API on ferromq: keys from zmq.curve_keypair (Z85), the key options as
+    # pyzmq sets them (bytes properties), a ZAP handler thread, and User-Id on the message.
+    assert zmq.has("curve")
+    server_public, server_secret = zmq.curve_keypair()
+    client_public, client_secret = zmq.curve_keypair()
+    assert zmq.curve_public(server_secret) == server_public
+    ctx = zmq.Context()
+    handler = ctx.socket(zmq.REP)
+    handler.bind("inproc://zeromq.zap.01")
+
+    def answer():
+        version, request_id, domain, address, identity, mechanism, key = handler.recv_multipart()
+        ok = mechanism == b"CURVE" and key == zmq.utils.z85.decode(client_public)
+        handler.send_multipart(
+            [b"1.0", request_id, b"200" if ok else b"400", b"", b"bob" if ok else b"", b""]
+        )
+
+    thread = threading.Thread(target=answer)
+    thread.start()
+    server = ctx.socket(zmq.ROUTER)
+    server.curve_server = True
+    server.curve_secretkey = server_secret
+    port = server.bind_to_random_port("tcp://127.0.0.1")
+    client = ctx.socket(zmq.DEALER)
+    client.curve_serverkey = server_public
+    client.curve_publickey = client_public
+    client.curve_secretkey = client_secret
+    assert client.getsockopt(zmq.MECHANISM) == zmq.CURVE
+    client.connect(f"tcp://127.0.0.1:{port}")
+    client.send(b"secret hello")
+    assert server.poll(10000), "nothing arrived"
+    frames = server.recv_multipart(copy=False)
+    assert frames[1].bytes == b"secret hello"
+    assert frames[1].get("User-Id") == "bob", frames[1].get("User-Id")
+    thread.join()
+    ctx.destroy(linger=0)
 
 
 CHECKS = {

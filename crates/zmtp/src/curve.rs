@@ -64,7 +64,6 @@ pub(crate) enum Curve {
     ServerHello { ours: KeyPair },
     /// Server: WELCOME sent.
     ServerInitiate {
-        ours: KeyPair,
         cookie: CookieKey,
         short: KeyPair,
         client_short: [u8; KEY_LEN],
@@ -215,7 +214,6 @@ impl Curve {
                     &mut welcome,
                 );
                 *self = Curve::ServerInitiate {
-                    ours,
                     cookie,
                     short,
                     client_short,
@@ -225,7 +223,6 @@ impl Curve {
             }
             (
                 Curve::ServerInitiate {
-                    ours,
                     cookie,
                     short,
                     client_short,
@@ -263,7 +260,9 @@ impl Curve {
                         .shared(&client)
                         .open(&nonce(b"VOUCH---", &plain[32..48]), &plain[48..128]),
                 )?;
-                if vouch[..KEY_LEN] != client_short || vouch[KEY_LEN..] != ours.public {
+                // libzmq checks the vouch's C' only (src/curve_server.cpp), so a server that set
+                // only its secret key (pyzmq's examples do) works: S is not compared.
+                if vouch.get(..KEY_LEN) != Some(&client_short[..]) {
                     return Err(curve(CurveError::KeyExchange));
                 }
                 let metadata = Metadata::decode(Bytes::copy_from_slice(&plain[128..]))

@@ -1275,6 +1275,16 @@ mod tests {
         }
     }
 
+    /// A server that set only its secret key (pyzmq's examples do): libzmq needs no more, since
+    /// its vouch check compares the client's short-term key only.
+    #[test]
+    fn curve_server_with_only_its_secret_key() {
+        let real = crate::curve_keys::KeyPair::generate().unwrap();
+        let secret_only = crate::curve_keys::KeyPair::from_parts([0; 32], real.secret_bytes());
+        let (mut client, mut server) = curve_pair(&secret_only, real.public);
+        assert_eq!(pump(&mut client, &mut server, 64), (Ok(()), Ok(())));
+    }
+
     /// The client has the wrong server key: its HELLO box does not open at the server, which
     /// refuses with ZMTP_CRYPTOGRAPHIC; nothing else is exchanged.
     #[test]
