@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::io::engine::EngineEnd;
 use crate::io::monitor::{
     EVENT_CONNECTED, EVENT_CONNECT_DELAYED, EVENT_CONNECT_RETRIED, EVENT_DISCONNECTED,
+    EVENT_HANDSHAKE_FAILED_PROTOCOL,
 };
 use crate::io::peer::{socket_pipes, PipeId, SessionPipes};
 use crate::io::session::{ActivityGuard, SessionCtl};
@@ -149,6 +150,10 @@ pub(crate) async fn connect_loop(
         match exit.end {
             EngineEnd::Finished => return,
             EngineEnd::Disconnected(_) => {
+                if let Some(code) = exit.protocol_error {
+                    link.monitor
+                        .emit(EVENT_HANDSHAKE_FAILED_PROTOCOL, code, &endpoint);
+                }
                 link.monitor.emit_fd(EVENT_DISCONNECTED, fd, &endpoint);
                 if !link.options.immediate && !exit.pipes.to_socket.is_closed() {
                     held = Some((exit.pipes, id));

@@ -14,7 +14,9 @@ use crate::connect::connection_props::connection_metadata;
 use crate::connect::endpoint::{tcp_endpoint_string, TcpAddr};
 use crate::error::{Error, Result};
 use crate::io::engine::EngineEnd;
-use crate::io::monitor::{EVENT_ACCEPTED, EVENT_ACCEPT_FAILED, EVENT_DISCONNECTED};
+use crate::io::monitor::{
+    EVENT_ACCEPTED, EVENT_ACCEPT_FAILED, EVENT_DISCONNECTED, EVENT_HANDSHAKE_FAILED_PROTOCOL,
+};
 use crate::io::peer::socket_pipes;
 use crate::io::session::{ActivityGuard, SessionCtl};
 use crate::io::stream::AsyncStream;
@@ -192,7 +194,14 @@ async fn serve(
     });
     // The pipes come back when the connection ends; dropping them tells the socket.
     let exit = run_engine(&link, stream, far, &ctl, handoff, (peer.major, peer.minor)).await;
-    if let Some(EngineEnd::Disconnected(_)) = exit.map(|e| e.end) {
-        link.monitor.emit_fd(EVENT_DISCONNECTED, fd, &endpoint);
+    if let Some(exit) = exit {
+        if let EngineEnd::Disconnected(_) = exit.end {
+            // A refused CURVE MESSAGE: libzmq reports its protocol error first.
+            if let Some(code) = exit.protocol_error {
+                link.monitor
+                    .emit(EVENT_HANDSHAKE_FAILED_PROTOCOL, code, &endpoint);
+            }
+            link.monitor.emit_fd(EVENT_DISCONNECTED, fd, &endpoint);
+        }
     }
 }

@@ -59,6 +59,9 @@ pub(crate) enum EngineEnd {
 pub(crate) struct EngineExit {
     pub pipes: SessionPipes,
     pub end: EngineEnd,
+    /// A CURVE MESSAGE refused after the handshake: the `ZMQ_PROTOCOL_ERROR_ZMTP_*` code
+    /// libzmq reports in a HANDSHAKE_FAILED_PROTOCOL event before the disconnect.
+    pub protocol_error: Option<u32>,
 }
 
 /// What the I/O thread should do after a run.
@@ -102,6 +105,8 @@ pub(crate) struct Engine {
     /// The last frame taken from the outbound pipe had MORE set.
     out_more: bool,
     heartbeat: Heartbeat,
+    /// Why a CURVE MESSAGE was refused, for the monitor (see [`EngineExit`]).
+    protocol_error: Option<u32>,
 }
 
 impl Engine {
@@ -134,6 +139,7 @@ impl Engine {
             subscription_commands: false,
             out_more: false,
             heartbeat: Heartbeat::new(options, Instant::now()),
+            protocol_error: None,
         }
     }
 
@@ -266,8 +272,9 @@ impl Engine {
                     }
                     Ok(Decoded::NeedMore(n)) => break n,
                     // A bad CURVE box closes this connection like a broken stream.
-                    Err(crate::io::framing::FramingError::Curve(_)) => {
-                        return Err(Error::ConnReset)
+                    Err(crate::io::framing::FramingError::Curve(e)) => {
+                        self.protocol_error = Some(e.protocol_error_code());
+                        return Err(Error::ConnReset);
                     }
                     Err(_) => return Err(Error::MsgSize),
                 }
@@ -418,7 +425,11 @@ impl Engine {
             pipes.to_socket.flush();
             if let Some(exit) = self.exit.take() {
                 // The task may be gone (runtime shut down): the pipes drop then.
-                let _ = exit.send(EngineExit { pipes, end });
+                let _ = exit.send(EngineExit {
+                    pipes,
+                    end,
+                    protocol_error: self.protocol_error,
+                });
             }
         }
     }

@@ -1,6 +1,7 @@
 //! CURVE after the handshake, in ferromq's runtime: heartbeats travel boxed like any command,
 //! and a raw peer that completed a real CURVE handshake but then sends a forged, replayed or
-//! truncated MESSAGE loses that one connection (DISCONNECTED on the server's monitor) while the
+//! truncated MESSAGE loses that one connection (HANDSHAKE_FAILED_PROTOCOL with libzmq's code,
+//! then DISCONNECTED, on the server's monitor) while the
 //! server's other connections carry on; HANDSHAKE_IVL covers the wait for the ZAP handler.
 
 use std::io::{Read, Write};
@@ -160,26 +161,27 @@ fn forged_replayed_or_truncated_message_closes_only_that_connection() {
     round_trip(&mut s, &mut honest, "honest 1");
 
     type Spoil = fn(&mut CurveCodec) -> Vec<u8>;
-    let cases: [(&str, Spoil); 3] = [
-        ("forged", |codec| {
+    // libzmq's protocol error for each: CRYPTOGRAPHIC, INVALID_SEQUENCE, MALFORMED_COMMAND_MESSAGE.
+    let cases: [(&str, u32, Spoil); 3] = [
+        ("forged", 0x1100_0001, |codec| {
             let mut body = codec.encode(b"evil", false, false).to_vec();
             let last = body.len() - 1;
             body[last] ^= 0x55;
             body
         }),
-        ("replayed", |codec| {
+        ("replayed", 0x1000_0002, |codec| {
             let body = codec.encode(b"first", false, false).to_vec();
             let mut twice = frame(&body);
             twice.extend_from_slice(&frame(&body));
             // Both frames in one write: the second is the replay.
             twice
         }),
-        ("truncated", |codec| {
+        ("truncated", 0x1000_0012, |codec| {
             let body = codec.encode(b"short", false, false).to_vec();
             body[..20].to_vec()
         }),
     ];
-    for (what, spoil) in cases {
+    for (what, code, spoil) in cases {
         let (mut raw, mut codec) = raw_curve_client(&endpoint, server_keys.public);
         // A genuine MESSAGE first: delivered.
         raw.write_all(&frame(&codec.encode(b"genuine", false, false)))
@@ -195,6 +197,8 @@ fn forged_replayed_or_truncated_message_closes_only_that_connection() {
             raw.write_all(&frame(&bytes)).unwrap();
         }
         assert_closed(&mut raw);
+        let (ev, _) = wait_for_event(&mut m, monitor::EVENT_HANDSHAKE_FAILED_PROTOCOL);
+        assert_eq!(ev.value, code, "{what}");
         wait_for_event(&mut m, EVENT_DISCONNECTED);
         // Nothing of the spoiled frame reached the socket, and the honest peer carries on.
         s.set_rcvtimeo(100).unwrap();
