@@ -173,6 +173,17 @@ pub fn run(program: &Path) -> Output {
     out
 }
 
+/// Asserts that a C test program printed exactly "ok" (its checks all held), showing its
+/// output otherwise.
+pub fn assert_ok(out: &Output) {
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "ok\n",
+        "{}",
+        text(out)
+    );
+}
+
 pub fn text(out: &Output) -> String {
     format!(
         "status: {}\nstdout:\n{}\nstderr:\n{}",

@@ -7,21 +7,12 @@ use std::time::Duration;
 #[path = "../c/harness.rs"]
 mod harness;
 
-fn assert_ok(out: &std::process::Output) {
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "ok\n",
-        "{}",
-        harness::text(out)
-    );
-}
-
 #[test]
 fn errno_cases_against_ferromq() {
     let scratch = harness::scratch_dir("c-errors-ferromq");
     let program = scratch.join("errors");
     harness::compile_against_ferromq(&harness::c_source("errors.c"), &scratch, &program);
-    assert_ok(&harness::run_args(&program, &[], Duration::from_secs(30)));
+    harness::assert_ok(&harness::run_args(&program, &[], Duration::from_secs(30)));
 }
 
 #[test]
@@ -33,5 +24,5 @@ fn errno_cases_against_libzmq() {
         &program,
         &["-DREAL_LIBZMQ"],
     );
-    assert_ok(&harness::run_args(&program, &[], Duration::from_secs(30)));
+    harness::assert_ok(&harness::run_args(&program, &[], Duration::from_secs(30)));
 }

@@ -7,15 +7,6 @@ use std::time::Duration;
 #[path = "../c/harness.rs"]
 mod harness;
 
-fn assert_ok(out: &std::process::Output) {
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "ok\n",
-        "{}",
-        harness::text(out)
-    );
-}
-
 fn ferromq_build(name: &str) -> std::path::PathBuf {
     let scratch = harness::scratch_dir(name);
     let program = scratch.join("monitor_proxy");
@@ -26,7 +17,7 @@ fn ferromq_build(name: &str) -> std::path::PathBuf {
 #[test]
 fn monitor_and_steerable_proxy_against_ferromq() {
     let program = ferromq_build("c-monitor-steerable-ferromq");
-    assert_ok(&harness::run_args(
+    harness::assert_ok(&harness::run_args(
         &program,
         &["monitor", "steerable"],
         Duration::from_secs(30),
@@ -40,7 +31,7 @@ fn monitor_and_steerable_proxy_against_ferromq() {
 #[ignore = "ferromq::poll ignores context shutdown, so zmq_proxy never returns ETERM"]
 fn proxy_ends_with_eterm_against_ferromq() {
     let program = ferromq_build("c-proxy-eterm-ferromq");
-    assert_ok(&harness::run_args(
+    harness::assert_ok(&harness::run_args(
         &program,
         &["proxy"],
         Duration::from_secs(30),
@@ -52,5 +43,5 @@ fn monitor_and_proxy_against_libzmq() {
     let scratch = harness::scratch_dir("c-monitor-proxy-libzmq");
     let program = scratch.join("monitor_proxy");
     harness::compile_against_libzmq(&harness::c_source("monitor_proxy.c"), &program);
-    assert_ok(&harness::run_args(&program, &[], Duration::from_secs(30)));
+    harness::assert_ok(&harness::run_args(&program, &[], Duration::from_secs(30)));
 }

@@ -15,23 +15,14 @@ fn against_ferromq(name: &str) {
     let scratch = harness::scratch_dir(&format!("c-parity-{name}-ferromq"));
     let program = scratch.join(name);
     harness::compile_against_ferromq(&harness::c_source(&format!("{name}.c")), &scratch, &program);
-    assert_ok(&harness::run_args(&program, &[], Duration::from_secs(30)));
+    harness::assert_ok(&harness::run_args(&program, &[], Duration::from_secs(30)));
 }
 
 fn against_libzmq(name: &str) {
     let scratch = harness::scratch_dir(&format!("c-parity-{name}-libzmq"));
     let program = scratch.join(name);
     harness::compile_against_libzmq(&harness::c_source(&format!("{name}.c")), &program);
-    assert_ok(&harness::run_args(&program, &[], Duration::from_secs(30)));
-}
-
-fn assert_ok(out: &std::process::Output) {
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "ok\n",
-        "{}",
-        harness::text(out)
-    );
+    harness::assert_ok(&harness::run_args(&program, &[], Duration::from_secs(30)));
 }
 
 #[test]

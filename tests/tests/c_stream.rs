@@ -7,21 +7,12 @@ use std::time::Duration;
 #[path = "../c/harness.rs"]
 mod harness;
 
-fn assert_ok(out: &std::process::Output) {
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "ok\n",
-        "{}",
-        harness::text(out)
-    );
-}
-
 #[test]
 fn stream_serves_raw_tcp_against_ferromq() {
     let scratch = harness::scratch_dir("c-stream-ferromq");
     let program = scratch.join("stream");
     harness::compile_against_ferromq(&harness::c_source("stream.c"), &scratch, &program);
-    assert_ok(&harness::run_args(&program, &[], Duration::from_secs(60)));
+    harness::assert_ok(&harness::run_args(&program, &[], Duration::from_secs(60)));
 }
 
 #[test]
@@ -29,5 +20,5 @@ fn stream_serves_raw_tcp_against_libzmq() {
     let scratch = harness::scratch_dir("c-stream-libzmq");
     let program = scratch.join("stream");
     harness::compile_against_libzmq_with(&harness::c_source("stream.c"), &program, &[]);
-    assert_ok(&harness::run_args(&program, &[], Duration::from_secs(60)));
+    harness::assert_ok(&harness::run_args(&program, &[], Duration::from_secs(60)));
 }

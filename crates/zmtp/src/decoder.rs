@@ -83,16 +83,23 @@ impl FrameDecoder {
 
     /// The body length as `usize`, or why it is refused.
     fn check_size(&self, size: u64) -> Result<usize, FrameError> {
-        if let Some(max) = self.max_msg_size {
-            if size > max {
-                return Err(FrameError::TooLarge { size, max });
-            }
-        }
-        if i64::try_from(size).is_err() {
-            return Err(FrameError::SizeOverflow { size });
-        }
-        usize::try_from(size).map_err(|_| FrameError::SizeOverflow { size })
+        body_len(size, self.max_msg_size)
     }
+}
+
+/// A body size announced by a frame header (ZMTP 1.0 to 3.x alike) as `usize`, or why it is
+/// refused: above `max_msg_size` (libzmq's EMSGSIZE), or above `i64::MAX` or what this
+/// platform can address.
+pub(crate) fn body_len(size: u64, max_msg_size: Option<u64>) -> Result<usize, FrameError> {
+    if let Some(max) = max_msg_size {
+        if size > max {
+            return Err(FrameError::TooLarge { size, max });
+        }
+    }
+    if i64::try_from(size).is_err() {
+        return Err(FrameError::SizeOverflow { size });
+    }
+    usize::try_from(size).map_err(|_| FrameError::SizeOverflow { size })
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@
 
 use bytes::{Buf, BufMut, BytesMut};
 
-use crate::decoder::Decoded;
+use crate::decoder::{body_len, Decoded};
 use crate::error::FrameError;
 use crate::frame::Frame;
 
@@ -67,15 +67,7 @@ impl V1Decoder {
             (u64::from(first), 1usize)
         };
         let size = len.checked_sub(1).ok_or(FrameError::ZeroLength)?;
-        if let Some(max) = self.max_msg_size {
-            if size > max {
-                return Err(FrameError::TooLarge { size, max });
-            }
-        }
-        let body_len = i64::try_from(size)
-            .ok()
-            .and_then(|s| usize::try_from(s).ok())
-            .ok_or(FrameError::SizeOverflow { size })?;
+        let body_len = body_len(size, self.max_msg_size)?;
         let total = (size_len + 1)
             .checked_add(body_len)
             .ok_or(FrameError::SizeOverflow { size })?;
