@@ -111,12 +111,37 @@ pub fn libzmq_include_dir() -> PathBuf {
     panic!("libzmq's zmq.h not found (zeromq-src is a dependency of the zmq crate)");
 }
 
-/// A fresh directory for this test's build products.
+/// A fresh directory for this test's build products. Directories that earlier test processes
+/// left (named after a pid that is no longer running) are removed first, so runs do not pile up
+/// in the temp dir; a directory is kept while its process lives, since static `OnceLock`s hold
+/// programs built in it for the whole process.
 pub fn scratch_dir(name: &str) -> PathBuf {
+    sweep_stale_scratch();
     let dir = std::env::temp_dir().join(format!("ferromq-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create scratch dir");
     dir
+}
+
+/// Removes `ferromq-*-<pid>` directories of test processes that have exited.
+fn sweep_stale_scratch() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let Some(rest) = name.strip_prefix("ferromq-") else {
+            continue;
+        };
+        let Some(pid) = rest.rsplit('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// `tests/c/<name>`.
@@ -161,9 +186,20 @@ pub fn compile_against_ferromq(source: &Path, scratch: &Path, output: &Path) {
     compile(source, &include, output, &[&libdir, "-lzmq", &rpath]);
 }
 
+/// A command for a compiled program, with TMPDIR set to the program's own directory: libzmq
+/// 4.3.4 makes `ipc://*` paths under TMPDIR, or in the working directory when it is unset,
+/// which left socket files in tests/.
+pub fn command(program: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    if let Some(dir) = program.parent() {
+        cmd.env("TMPDIR", dir);
+    }
+    cmd
+}
+
 /// Runs a compiled program and returns its output, asserting it exited 0.
 pub fn run(program: &Path) -> Output {
-    let out = Command::new(program).output().expect("run the C program");
+    let out = command(program).output().expect("run the C program");
     assert!(
         out.status.success(),
         "{} failed:\n{}",
@@ -232,7 +268,7 @@ pub fn compile_against_libzmq_with(source: &Path, output: &Path, extra: &[&str])
 /// Runs a program with arguments, killing it after `limit`; returns its output, asserting it
 /// exited 0 in time.
 pub fn run_args(program: &Path, args: &[&str], limit: std::time::Duration) -> Output {
-    let child = Command::new(program)
+    let child = command(program)
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
