@@ -60,7 +60,7 @@ fn check_tools(dir: &Path) {
         ("thr", "65536", "2000", "message count: 2000"),
         ("lat", "64", "500", "roundtrip count: 500"),
     ] {
-        let out = run_one(dir, &format!("inproc_{kind}"), size, count);
+        let out = run_one(dir, &format!("inproc_{kind}"), &[size, count]);
         assert!(out.contains(&format!("message size: {size} [B]")), "{out}");
         assert!(out.contains(line), "{out}");
         assert!(
@@ -70,10 +70,40 @@ fn check_tools(dir: &Path) {
     }
 }
 
-/// Runs a single-process tool (inproc_thr, inproc_lat); returns what it printed.
-fn run_one(dir: &Path, tool: &str, size: &str, count: &str) -> String {
+/// The peer-scaling program (ffi/perf/scale.sh runs it): every case prints one CSV line with a
+/// positive ns/msg; along the way it checks routing, subscriptions and fair queuing itself.
+fn check_scale(dir: &Path) {
+    for (transport, peers) in [("inproc", "20"), ("tcp", "5")] {
+        let out = run_one(dir, "scale", &[transport, peers, "10"]);
+        let cases: Vec<&str> = out
+            .lines()
+            .map(|l| l.split(',').next().unwrap_or(""))
+            .collect();
+        assert_eq!(
+            cases,
+            [
+                "pull-fan-in",
+                "router-fan-in",
+                "router-send",
+                "pub-none",
+                "pub-one",
+                "pub-all"
+            ],
+            "{out}"
+        );
+        for line in out.lines() {
+            let fields: Vec<&str> = line.split(',').collect();
+            assert_eq!(fields[1..3], [transport, peers], "{line}");
+            let ns: f64 = fields[3].parse().unwrap_or(-1.0);
+            assert!(ns > 0.0, "{line}");
+        }
+    }
+}
+
+/// Runs a single-process tool (inproc_thr, inproc_lat, scale); returns what it printed.
+fn run_one(dir: &Path, tool: &str, args: &[&str]) -> String {
     let child = Command::new(dir.join(tool))
-        .args([size, count])
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -91,6 +121,7 @@ fn build(dir: &Path, scratch: &Path, ferromq: bool) {
         "remote_lat",
         "inproc_thr",
         "inproc_lat",
+        "scale",
     ] {
         let source = harness::c_source(&format!("perf/{tool}.c"));
         let output = dir.join(tool);
@@ -107,6 +138,7 @@ fn perf_tools_against_ferromq() {
     let scratch = harness::scratch_dir("c-perf-ferromq");
     build(&scratch, &scratch, true);
     check_tools(&scratch);
+    check_scale(&scratch);
 }
 
 #[test]
@@ -114,4 +146,5 @@ fn perf_tools_against_libzmq() {
     let scratch = harness::scratch_dir("c-perf-libzmq");
     build(&scratch, &scratch, false);
     check_tools(&scratch);
+    check_scale(&scratch);
 }

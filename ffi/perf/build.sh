@@ -1,0 +1,46 @@
+# Sourced by the scripts in ffi/perf: builds C programs from tests/c/perf twice, against
+# ferromq's libzmq.so.5 (release) and against real libzmq, into $work/ferromq and $work/libzmq.
+#
+#   root=... target=... work=... . ffi/perf/build.sh; build_both TOOL...
+#
+# LIBZMQ picks the libzmq: a path to a static libzmq.a, "system" (the installed libzmq.so,
+# e.g. Debian's libzmq3-dev 4.3.4), or unset: the libzmq.a the `zmq` crate built (release),
+# else the system one. Sets libzmq_name for the reports.
+
+echo "building ferromq-ffi (release)..." >&2
+(cd "$root" && cargo build --quiet --release -p ferromq-ffi --lib)
+
+libzmq="${LIBZMQ:-}"
+if [ -z "$libzmq" ]; then
+    libzmq="$(ls -t "$target"/release/build/zmq-sys-*/out/lib/libzmq.a 2>/dev/null | head -1 || true)"
+    [ -n "$libzmq" ] || libzmq=system
+fi
+if [ "$libzmq" = system ]; then
+    libzmq_cflags=()
+    libzmq_libs=(-lzmq)
+    libzmq_name="system libzmq $(pkg-config --modversion libzmq 2>/dev/null || echo '?')"
+else
+    # libzmq's own zmq.h, from the zeromq-src crate that built the library.
+    libzmq_inc="$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/zeromq-src-*/vendor/include | head -1)"
+    libzmq_cflags=(-I "$libzmq_inc")
+    libzmq_libs=("$libzmq" -lstdc++ -lpthread -lm)
+    libzmq_name="libzmq.a $libzmq"
+fi
+
+mkdir -p "$work/lib" "$work/ferromq" "$work/libzmq"
+ln -sf "$target/release/libzmq.so" "$work/lib/libzmq.so"
+ln -sf "$target/release/libzmq.so" "$work/lib/libzmq.so.5"
+
+# build_both TOOL...: tests/c/perf/TOOL.c into $work/ferromq/TOOL and $work/libzmq/TOOL.
+build_both() {
+    local tool
+    for tool in "$@"; do
+        cc -O2 -std=c11 -I "$root/ffi/include" "$root/tests/c/perf/$tool.c" -o "$work/ferromq/$tool" \
+            -L "$work/lib" -lzmq -Wl,-rpath,"$work/lib"
+        cc -O2 -std=c11 ${libzmq_cflags[@]+"${libzmq_cflags[@]}"} "$root/tests/c/perf/$tool.c" \
+            -o "$work/libzmq/$tool" "${libzmq_libs[@]}" -lpthread
+    done
+}
+
+# median: the median of the numbers on stdin (space or newline separated).
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
