@@ -3,8 +3,9 @@
    against ferromq's libzmq.so and against real libzmq, so a C caller's view of the scaling is
    measured the way the Rust bench measures the Rust API's.
 
-   usage: scale TRANSPORT PEERS BUDGET_MS
-   prints one CSV line per case: case,transport,peers,ns_per_msg
+   usage: scale TRANSPORT PEERS BUDGET_MS [GROUP]
+   prints one CSV line per case: case,transport,peers,ns_per_msg. GROUP (pull, router or pub)
+   runs one group of cases only, for profiling one of them.
 
    A server socket has PEERS peers and only one of them (PUB: a chosen set) takes part, so an
    implementation whose cost per message does not depend on the peer count prints a flat line.
@@ -377,8 +378,8 @@ static void pub_cases (void)
 
 int main (int argc, char *argv[])
 {
-    if (argc != 4) {
-        fprintf (stderr, "usage: scale inproc|tcp PEERS BUDGET_MS\n");
+    if (argc != 4 && argc != 5) {
+        fprintf (stderr, "usage: scale inproc|tcp PEERS BUDGET_MS [pull|router|pub]\n");
         return 1;
     }
     transport = argv[1];
@@ -388,8 +389,12 @@ int main (int argc, char *argv[])
         fprintf (stderr, "scale: bad arguments\n");
         return 1;
     }
-    pull_fan_in ();
-    router_cases ();
-    pub_cases ();
+    const char *group = argc == 5 ? argv[4] : "";
+    if (!*group || strcmp (group, "pull") == 0)
+        pull_fan_in ();
+    if (!*group || strcmp (group, "router") == 0)
+        router_cases ();
+    if (!*group || strcmp (group, "pub") == 0)
+        pub_cases ();
     return 0;
 }
