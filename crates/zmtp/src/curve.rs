@@ -107,6 +107,7 @@ impl Curve {
         hello.extend_from_slice(&n);
         short
             .shared(&keys.server)
+            .map_err(|_| HandshakeError::Curve(CurveError::Cryptographic))?
             .seal_into(&nonce(b"CurveZMQHELLO---", &n), &[0; 64], &mut hello);
         Ok((Curve::ClientWelcome { keys, short }, hello))
     }
@@ -139,19 +140,17 @@ impl Curve {
                     return Err(curve(CurveError::MalformedWelcome));
                 }
                 let n = nonce(b"WELCOME-", &body[8..24]);
-                let plain = crypto(short.shared(&keys.server).open(&n, &body[24..]))?;
+                let plain = crypto(crypto(short.shared(&keys.server))?.open(&n, &body[24..]))?;
                 let (server_short, cookie) = plain.split_at(KEY_LEN);
                 let server_short: [u8; KEY_LEN] = server_short
                     .try_into()
                     .map_err(|_| curve(CurveError::MalformedWelcome))?;
-                let precom = short.shared(&server_short);
+                let precom = crypto(short.shared(&server_short))?;
                 // The vouch: C' | S under our long-term key and the server's short-term one.
                 let vouch_tail = random::<16>().ok_or_else(|| curve(CurveError::NoRandomness))?;
                 let mut vouch_plain = short.public.to_vec();
                 vouch_plain.extend_from_slice(&keys.server);
-                let vouch = keys
-                    .ours
-                    .shared(&server_short)
+                let vouch = crypto(keys.ours.shared(&server_short))?
                     .seal(&nonce(b"VOUCH---", &vouch_tail), &vouch_plain);
                 let mut plain = keys.ours.public.to_vec();
                 plain.extend_from_slice(&vouch_tail);
@@ -190,7 +189,7 @@ impl Curve {
                     .try_into()
                     .map_err(|_| curve(CurveError::MalformedHello))?;
                 let n = nonce(b"CurveZMQHELLO---", &short_nonce);
-                let zeros = crypto(ours.shared(&client_short).open(&n, &body[120..]))?;
+                let zeros = crypto(crypto(ours.shared(&client_short))?.open(&n, &body[120..]))?;
                 if zeros != [0; 64] {
                     return Err(curve(CurveError::Cryptographic));
                 }
@@ -208,7 +207,7 @@ impl Curve {
                 let welcome_tail = random::<16>().ok_or_else(|| curve(CurveError::NoRandomness))?;
                 let mut welcome = WELCOME.to_vec();
                 welcome.extend_from_slice(&welcome_tail);
-                ours.shared(&client_short).seal_into(
+                crypto(ours.shared(&client_short))?.seal_into(
                     &nonce(b"WELCOME-", &welcome_tail),
                     &plain,
                     &mut welcome,
@@ -249,15 +248,14 @@ impl Curve {
                 if n <= peer_nonce {
                     return Err(curve(CurveError::InvalidSequence));
                 }
-                let precom = short.shared(&client_short);
+                let precom = crypto(short.shared(&client_short))?;
                 let plain =
                     crypto(precom.open(&nonce(b"CurveZMQINITIATE", &short_nonce), &body[113..]))?;
                 let client: [u8; KEY_LEN] = plain[..KEY_LEN]
                     .try_into()
                     .map_err(|_| curve(CurveError::MalformedInitiate))?;
                 let vouch = crypto(
-                    short
-                        .shared(&client)
+                    crypto(short.shared(&client))?
                         .open(&nonce(b"VOUCH---", &plain[32..48]), &plain[48..128]),
                 )?;
                 // libzmq checks the vouch's C' only (src/curve_server.cpp), so a server that set

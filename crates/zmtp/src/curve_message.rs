@@ -13,10 +13,10 @@
 
 use std::sync::Arc;
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 
 use crate::curve_error::CurveError;
-use crate::curve_keys::{nonce, SharedKey, BOX_OVERHEAD};
+use crate::curve_keys::{split_tag, SharedKey, BOX_OVERHEAD};
 
 const MESSAGE: &[u8] = b"\x07MESSAGE";
 const FLAG_MORE: u8 = 0x01;
@@ -104,20 +104,35 @@ impl CurveCodec {
 impl CurveSender {
     /// The MESSAGE body boxing one frame; the caller sends it as a frame without flags.
     pub fn encode(&mut self, payload: &[u8], more: bool, command: bool) -> Bytes {
+        let mut out = BytesMut::with_capacity(MESSAGE_OVERHEAD + payload.len());
+        self.encode_into(payload, more, command, &mut out);
+        out.freeze()
+    }
+
+    /// Appends the MESSAGE body boxing one frame to `out` (`MESSAGE_OVERHEAD` + the payload's
+    /// bytes): the box is sealed where it is sent from, so a frame costs one copy of its
+    /// payload and, for a small frame written into the encoder's batch, no allocation.
+    pub fn encode_into(&mut self, payload: &[u8], more: bool, command: bool, out: &mut BytesMut) {
         let short = self.next_nonce.to_be_bytes();
         self.next_nonce = self.next_nonce.wrapping_add(1);
-        let mut plain = Vec::with_capacity(1 + payload.len());
-        plain.push((u8::from(more) * FLAG_MORE) | (u8::from(command) * FLAG_COMMAND));
-        plain.extend_from_slice(payload);
-        let mut prefix = *b"CurveZMQMESSAGE?";
-        prefix[15] = self.ours;
-        let mut out = Vec::with_capacity(MESSAGE_OVERHEAD + payload.len());
-        out.extend_from_slice(MESSAGE);
-        out.extend_from_slice(&short);
+        out.reserve(MESSAGE_OVERHEAD + payload.len());
+        let start = out.len();
+        out.put_slice(MESSAGE);
+        out.put_slice(&short);
+        out.put_bytes(0, BOX_OVERHEAD);
+        out.put_u8((u8::from(more) * FLAG_MORE) | (u8::from(command) * FLAG_COMMAND));
+        out.put_slice(payload);
         self.key
-            .seal_into(&nonce(&prefix, &short), &plain, &mut out);
-        Bytes::from(out)
+            .seal_in_place(&message_nonce(self.ours, short), &mut out[start + 16..]);
     }
+}
+
+/// "CurveZMQMESSAGE" + the sender's letter + the short nonce.
+fn message_nonce(letter: u8, short: [u8; 8]) -> [u8; 24] {
+    let mut n = *b"CurveZMQMESSAGE?\0\0\0\0\0\0\0\0";
+    n[15] = letter;
+    n[16..].copy_from_slice(&short);
+    n
 }
 
 impl CurveReceiver {
@@ -133,18 +148,20 @@ impl CurveReceiver {
         if n <= self.peer_nonce {
             return Err(CurveError::InvalidSequence);
         }
-        let mut prefix = *b"CurveZMQMESSAGE?";
-        prefix[15] = self.theirs;
-        let plain = self
-            .key
-            .open(&nonce(&prefix, &short), &body[16..])
+        let (tag, boxed) = split_tag(&body[16..]).map_err(|_| CurveError::MalformedMessage)?;
+        // One copy, into the buffer the payload is delivered in, opened there.
+        let mut plain = BytesMut::from(boxed);
+        self.key
+            .open_in_place(&message_nonce(self.theirs, short), tag, &mut plain)
             .map_err(|_| CurveError::Cryptographic)?;
         self.peer_nonce = n;
+        // The length check above leaves at least the flags byte; advancing past it (not
+        // slicing the frozen buffer) keeps the payload in its one allocation.
         let flags = plain.first().copied().unwrap_or(0);
-        let mut payload = BytesMut::with_capacity(plain.len().saturating_sub(1));
-        payload.put_slice(plain.get(1..).unwrap_or_default());
+        plain.advance(plain.len().min(1));
+        let payload = plain.freeze();
         Ok(Unboxed {
-            body: payload.freeze(),
+            body: payload,
             more: flags & FLAG_MORE != 0,
             command: flags & FLAG_COMMAND != 0,
         })
@@ -160,8 +177,8 @@ mod tests {
     fn pair() -> (CurveCodec, CurveCodec) {
         let (c, s) = (KeyPair::generate().unwrap(), KeyPair::generate().unwrap());
         (
-            CurveCodec::new(c.shared(&s.public), true, 3, 1),
-            CurveCodec::new(s.shared(&c.public), false, 2, 2),
+            CurveCodec::new(c.shared(&s.public).unwrap(), true, 3, 1),
+            CurveCodec::new(s.shared(&c.public).unwrap(), false, 2, 2),
         )
     }
 
@@ -179,6 +196,12 @@ mod tests {
             let u = server.decode(&boxed).unwrap();
             assert_eq!((&u.body[..], u.more, u.command), (payload, more, command));
         }
+        // Appended after what the buffer holds, as the encoder's batch does.
+        let mut batch = BytesMut::from(&b"head"[..]);
+        server.tx.encode_into(b"abc", true, false, &mut batch);
+        assert_eq!(&batch[..4], b"head");
+        let u = client.decode(&batch[4..]).unwrap();
+        assert_eq!((&u.body[..], u.more, u.command), (&b"abc"[..], true, false));
         let back = server.encode(&[0xAB; 65536], false, false);
         assert_eq!(client.decode(&back).unwrap().body.len(), 65536);
     }

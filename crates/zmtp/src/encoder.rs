@@ -18,7 +18,7 @@ use std::io::IoSlice;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 
 use crate::command::Command;
-use crate::curve_message::CurveSender;
+use crate::curve_message::{CurveSender, MESSAGE_OVERHEAD};
 use crate::frame::{header_len, put_header};
 
 /// Default copy threshold: bodies up to this size are copied into the batch buffer.
@@ -83,6 +83,15 @@ impl Encoder {
     /// 255 bytes, as libzmq does.
     pub fn push_frame(&mut self, body: &Bytes, more: bool) {
         if let Some(curve) = self.curve.as_mut() {
+            let len = MESSAGE_OVERHEAD + body.len();
+            if len <= self.copy_threshold {
+                // Boxed straight into the batch: no buffer of its own.
+                self.pending += header_len(len) + len;
+                self.batch.reserve(header_len(len) + len);
+                put_header(&mut self.batch, len, false, false);
+                curve.encode_into(body, more, false, &mut self.batch);
+                return;
+            }
             let boxed = curve.encode(body, more, false);
             return self.push_plain_frame(&boxed, false);
         }
