@@ -26,6 +26,7 @@ pub mod security;
 mod typed_value;
 
 use bytes::Bytes;
+use ferromq_zmtp::Secret;
 
 use crate::error::{Error, Result};
 use security::{CurveKey, MechanismKind};
@@ -282,11 +283,11 @@ options! {
         Implemented, typed bool;
     /// `ZMQ_PLAIN_USERNAME`: be a PLAIN client with this username; `(NULL, 0)` goes back to
     /// NULL and keeps the stored name.
-    ZMQ_PLAIN_USERNAME = 45 => plain_username: Bytes = Bytes::new(), "",
+    ZMQ_PLAIN_USERNAME = 45 => plain_username: Secret = Secret::default(), "",
         Rule::Text { max: 255, null_clears: true }, Types::ALL, true, Implemented;
     /// `ZMQ_PLAIN_PASSWORD`: be a PLAIN client with this password; `(NULL, 0)` as the
     /// username.
-    ZMQ_PLAIN_PASSWORD = 46 => plain_password: Bytes = Bytes::new(), "",
+    ZMQ_PLAIN_PASSWORD = 46 => plain_password: Secret = Secret::default(), "",
         Rule::Text { max: 255, null_clears: true }, Types::ALL, true, Implemented;
     /// `ZMQ_CURVE_SERVER`: be the CURVE server (1) or back to NULL (0); shares the as-server
     /// flag with `ZMQ_PLAIN_SERVER`.

@@ -11,7 +11,7 @@
 
 use bytes::{Bytes, BytesMut};
 use ferromq_zmtp::{
-    Greeting, Handshake, HandshakeConfig, Mechanism, Metadata, PlainCredentials, Security,
+    Greeting, Handshake, HandshakeConfig, Mechanism, Metadata, PlainCredentials, Secret, Security,
     SocketType, ZapReply, GREETING_LEN,
 };
 use libfuzzer_sys::fuzz_target;
@@ -31,8 +31,8 @@ fn run(data: &[u8]) {
         Security::PlainServer
     } else {
         Security::PlainClient(PlainCredentials {
-            username: Bytes::from_static(b"admin"),
-            password: Bytes::from_static(b"secret"),
+            username: Secret::from(b"admin"),
+            password: Secret::from(b"secret"),
         })
     };
     let mut handshake = Handshake::new(config);

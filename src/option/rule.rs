@@ -7,6 +7,7 @@
 //! as large as the value, whose unused rest libzmq zero-fills.
 
 use bytes::Bytes;
+use ferromq_zmtp::Secret;
 
 use crate::error::{Error, Result};
 
@@ -192,17 +193,46 @@ impl Slot for u64 {
 }
 
 fn checked_bytes(rule: Rule, value: Input<'_>) -> Result<Option<Bytes>> {
+    Ok(check_bytes(rule, value)?.then(|| Bytes::copy_from_slice(value.bytes)))
+}
+
+/// Whether `value` fits `rule`: `Ok(true)` to store it, `Ok(false)` for a `(NULL, 0)` that
+/// clears. Checked before any copy is made, so a secret is copied once, into its slot.
+fn check_bytes(rule: Rule, value: Input<'_>) -> Result<bool> {
     let len = value.bytes.len();
     match rule {
-        Rule::Blob { min, max } if (min..=max).contains(&len) => {}
-        Rule::Text { max, .. } if (1..=max).contains(&len) => {}
+        Rule::Blob { min, max } if (min..=max).contains(&len) => Ok(true),
+        Rule::Text { max, .. } if (1..=max).contains(&len) => Ok(true),
         Rule::Text {
             null_clears: true, ..
-        } if len == 0 && value.null => return Ok(None),
-        Rule::AnyBytes => {}
-        _ => return Err(Error::Invalid),
+        } if len == 0 && value.null => Ok(false),
+        Rule::AnyBytes => Ok(true),
+        _ => Err(Error::Invalid),
     }
-    Ok(Some(Bytes::copy_from_slice(value.bytes)))
+}
+
+/// A PLAIN username or password: as a `Bytes` text option, but wiped on drop, and so is the
+/// NUL-terminated copy a read makes.
+impl Slot for Secret {
+    fn set(&mut self, rule: Rule, value: Input<'_>) -> Result<()> {
+        *self = if check_bytes(rule, value)? {
+            Secret::new(value.bytes)
+        } else {
+            Secret::default()
+        };
+        Ok(())
+    }
+    fn get(&self, rule: Rule, out: &mut [u8]) -> Result<usize> {
+        match rule {
+            Rule::Text { .. } => {
+                let mut s = Vec::with_capacity(self.len() + 1);
+                s.extend_from_slice(self);
+                s.push(0);
+                put(out, &Secret::from(s))
+            }
+            _ => put(out, self),
+        }
+    }
 }
 
 impl Slot for Bytes {

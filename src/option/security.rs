@@ -8,8 +8,7 @@
 //! any CURVE key makes the mechanism CURVE and `CURVE_SERVERKEY` a client. The rows of the
 //! option table hold the values; the rules that tie them together are here.
 
-use bytes::Bytes;
-use ferromq_zmtp::{z85, CurveClientKeys, KeyPair, PlainCredentials, Security};
+use ferromq_zmtp::{z85, CurveClientKeys, KeyPair, PlainCredentials, Secret, Security};
 
 use crate::error::{Error, Result};
 use crate::option::{put_exact, Input, Options, Rule, Slot};
@@ -178,7 +177,7 @@ pub(crate) fn is_null_input(value: Input<'_>) -> bool {
 }
 
 /// Stored strings are kept on `(NULL, 0)` (libzmq only resets the mechanism).
-pub(crate) fn keep_on_null(slot: &mut Bytes, rule: Rule, value: Input<'_>) -> Result<()> {
+pub(crate) fn keep_on_null(slot: &mut Secret, rule: Rule, value: Input<'_>) -> Result<()> {
     if is_null_input(value) {
         return Ok(());
     }
@@ -216,8 +215,8 @@ mod tests {
         assert_eq!(
             o.security(),
             Security::PlainClient(PlainCredentials {
-                username: Bytes::from_static(b"admin"),
-                password: Bytes::from_static(b"secret"),
+                username: Secret::from(b"admin"),
+                password: Secret::from(b"secret"),
             })
         );
         let null = Input {

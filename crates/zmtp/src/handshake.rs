@@ -222,7 +222,11 @@ impl Handshake {
                 let credentials = pending.take()?;
                 Some(ZapRequest {
                     mechanism: crate::greeting::Mechanism::Plain,
-                    credentials: vec![credentials.username, credentials.password],
+                    // The handler's frames are the user's to keep: plain `Bytes` from here.
+                    credentials: vec![
+                        Bytes::copy_from_slice(&credentials.username),
+                        Bytes::copy_from_slice(&credentials.password),
+                    ],
                 })
             }
             MechanismState::NullZap { asked, .. } if !*asked => {
@@ -1070,8 +1074,8 @@ mod tests {
 
     fn plain_client(user: &'static [u8], pass: &'static [u8]) -> Security {
         Security::PlainClient(crate::plain::PlainCredentials {
-            username: Bytes::from_static(user),
-            password: Bytes::from_static(pass),
+            username: crate::Secret::from(user),
+            password: crate::Secret::from(pass),
         })
     }
 

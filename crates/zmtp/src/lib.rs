@@ -36,6 +36,7 @@ pub mod handshake;
 pub mod metadata;
 mod null;
 pub mod plain;
+pub mod secret;
 pub mod security;
 pub mod socket_type;
 pub mod v1;
@@ -60,6 +61,7 @@ pub use handshake::{
 };
 pub use metadata::Metadata;
 pub use plain::PlainCredentials;
+pub use secret::Secret;
 pub use security::Security;
 pub use socket_type::SocketType;
 pub use v1::{put_v1_header, V1Decoder};

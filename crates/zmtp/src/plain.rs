@@ -26,6 +26,7 @@ use crate::error::HandshakeError;
 use crate::frame::Frame;
 use crate::metadata::Metadata;
 use crate::null::{self, PeerInfo, Refusal};
+use crate::secret::Secret;
 use crate::socket_type::SocketType;
 
 const HELLO: &[u8] = b"HELLO";
@@ -60,17 +61,17 @@ fn libzmq_error_reason(body: &Bytes) -> Option<Result<Bytes, HandshakeError>> {
 /// What a PLAIN client sends in its HELLO (and a server receives, for its ZAP request).
 #[derive(Clone, PartialEq, Eq)]
 pub struct PlainCredentials {
-    /// At most 255 bytes (`ZMQ_PLAIN_USERNAME`).
-    pub username: Bytes,
-    /// At most 255 bytes (`ZMQ_PLAIN_PASSWORD`).
-    pub password: Bytes,
+    /// At most 255 bytes (`ZMQ_PLAIN_USERNAME`); wiped on drop.
+    pub username: Secret,
+    /// At most 255 bytes (`ZMQ_PLAIN_PASSWORD`); wiped on drop.
+    pub password: Secret,
 }
 
 impl std::fmt::Debug for PlainCredentials {
     /// Never prints the password.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PlainCredentials")
-            .field("username", &self.username)
+            .field("username", &String::from_utf8_lossy(&self.username))
             .finish_non_exhaustive()
     }
 }
@@ -92,13 +93,16 @@ pub(crate) fn encode_hello(credentials: &PlainCredentials) -> Command {
 
 /// Parses HELLO's data; libzmq refuses a length past the end and any trailing byte.
 pub(crate) fn decode_hello(data: &Bytes) -> Result<PlainCredentials, HandshakeError> {
-    let field = |at: usize| -> Result<(Bytes, usize), HandshakeError> {
+    let field = |at: usize| -> Result<(Secret, usize), HandshakeError> {
         let len = usize::from(*data.get(at).ok_or(HandshakeError::MalformedHello)?);
         let end = at + 1 + len;
         if end > data.len() {
             return Err(HandshakeError::MalformedHello);
         }
-        Ok((data.slice(at + 1..end), end))
+        let bytes = data
+            .get(at + 1..end)
+            .ok_or(HandshakeError::MalformedHello)?;
+        Ok((Secret::from(bytes), end))
     };
     let (username, at) = field(0)?;
     let (password, end) = field(at)?;
@@ -225,8 +229,8 @@ mod tests {
 
     fn creds(u: &'static [u8], p: &'static [u8]) -> PlainCredentials {
         PlainCredentials {
-            username: Bytes::from_static(u),
-            password: Bytes::from_static(p),
+            username: Secret::from(u),
+            password: Secret::from(p),
         }
     }
 
@@ -341,7 +345,7 @@ mod tests {
             user in proptest::collection::vec(any::<u8>(), 0..256),
             pass in proptest::collection::vec(any::<u8>(), 0..256),
         ) {
-            let c = PlainCredentials { username: Bytes::from(user), password: Bytes::from(pass) };
+            let c = PlainCredentials { username: Secret::from(user), password: Secret::from(pass) };
             let Command::Unknown { data, .. } = encode_hello(&c) else {
                 panic!("HELLO is not a known command");
             };
