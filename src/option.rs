@@ -388,9 +388,10 @@ options! {
     /// `ZMQ_BINDTODEVICE`: SO_BINDTODEVICE for tcp connections and listeners.
     ZMQ_BINDTODEVICE = 92 => bindtodevice: Bytes = Bytes::new(), "",
         Rule::Text { max: 16, null_clears: true }, Types::ALL, true, StoredOnly;
-    /// `ZMQ_ZAP_ENFORCE_DOMAIN` (draft number, answered by non-draft libzmq 4.3 too).
+    /// `ZMQ_ZAP_ENFORCE_DOMAIN` (draft number, answered by non-draft libzmq 4.3 too): with
+    /// ZAP_DOMAIN, no ZAP handler fails NULL and CURVE handshakes; without, CURVE skips ZAP.
     ZMQ_ZAP_ENFORCE_DOMAIN = 93 => zap_enforce_domain: bool = false, "bool", Rule::FlagAny,
-        Types::ALL, true, StoredOnly;
+        Types::ALL, true, Implemented;
     /// `ZMQ_LOOPBACK_FASTPATH` (draft number; Windows-only behaviour in libzmq).
     ZMQ_LOOPBACK_FASTPATH = 94 => loopback_fastpath: bool = false, "bool", Rule::FlagAny,
         Types::ALL, true, StoredOnly;

@@ -50,7 +50,8 @@ impl SocketLink {
         config.max_msg_size = self.options.max_msg_size();
         config.security = self.options.security();
         // libzmq's NULL asks the ZAP handler when ZAP_DOMAIN is set.
-        config.null_zap = !self.options.zap_domain.is_empty();
+        config.zap_domain = !self.options.zap_domain.is_empty();
+        config.zap_enforce_domain = self.options.zap_enforce_domain;
         config
     }
 }
@@ -210,7 +211,8 @@ async fn run_handshake(
             // give up.
             hs.poll_output(&mut out);
             let _ = stream.write_all(&out).await;
-            // libzmq's PLAIN server without a ZAP handler reports EFAULT.
+            // libzmq's PLAIN server without a ZAP handler reports EFAULT, and so do NULL and
+            // CURVE ones with ZAP_ENFORCE_DOMAIN.
             let error = match e {
                 ferromq_zmtp::HandshakeError::NoZapHandler => Error::Fault,
                 _ => Error::ConnRefused,

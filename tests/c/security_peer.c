@@ -11,9 +11,12 @@
                ZAP handler admitting only that client key, as User-Id "curve-user") |
                curve-client,SERVERPUBLIC,SECRET (keys in Z85; the public keys are derived) |
                null-zap:DOMAIN (NULL with ZAP_DOMAIN set and a ZAP handler admitting the
-               domain "good" only, as User-Id "null-user")
+               domain "good" only, as User-Id "null-user"); any of these after the prefixes
+               "enforce/" (ZMQ_ZAP_ENFORCE_DOMAIN = 1) and "domain=NAME/" (ZMQ_ZAP_DOMAIN, no
+               handler of its own)
      expect:   ok (a request and its reply go through; behind a ZAP handler the request
-               carries User-Id) | auth:STATUS | protocol:HEXCODE | nodetail:ERRNO (that
+               carries User-Id) | ok-unasked (they go through, and the ZAP handler bound
+               was asked nothing: no User-Id) | auth:STATUS | protocol:HEXCODE | nodetail:ERRNO (that
                handshake-failed monitor event arrives, and no message does) | none (no
                message arrives) | mismatch (ZMTP_MECHANISM_MISMATCH, or the peer closing
                first, which its greeting timing decides; prints "protocol" or "closed")
@@ -24,9 +27,13 @@
 
 #include "testutil.h"
 
+#ifndef ZMQ_ZAP_ENFORCE_DOMAIN
+#define ZMQ_ZAP_ENFORCE_DOMAIN 93 /* draft in zmq.h; libzmq 4.3 takes it without the draft API */
+#endif
+
 static char zap_user[256], zap_pass[256];
 static unsigned char zap_key[32];
-static int zap_curve, zap_null;
+static int zap_curve, zap_null, zap_asked;
 
 /* RFC 27 handler: admits exactly zap_user/zap_pass (PLAIN) or zap_key (CURVE), 400 otherwise. */
 static void *zap_handler (void *ctx)
@@ -51,6 +58,7 @@ static void *zap_handler (void *ctx)
             break;
         if (n == 1 && strcmp (f[0], "STOP") == 0)
             break;
+        zap_asked++;
         int good = zap_null    ? n == 6 && strcmp (f[5], "NULL") == 0 && strcmp (f[2], "good") == 0
                    : zap_curve ? n == 7 && strcmp (f[5], "CURVE") == 0 && len[6] == 32
                                  && memcmp (f[6], zap_key, 32) == 0
@@ -168,6 +176,23 @@ int main (int argc, char **argv)
     int router = strcmp (argv[3], "dealerrouter") == 0;
     int pubsub = strcmp (argv[3], "pubsub") == 0;
     const char *security = argv[4], *expect = argv[5];
+    int enforce = 0;
+    char domain[256] = "";
+    while (1) {
+        if (strncmp (security, "enforce/", 8) == 0) {
+            enforce = 1;
+            security += 8;
+        } else if (strncmp (security, "domain=", 7) == 0 && strchr (security, '/') != NULL) {
+            const char *slash = strchr (security, '/');
+            snprintf (domain, sizeof domain, "%.*s", (int) (slash - security - 7), security + 7);
+            security = slash + 1;
+        } else {
+            break;
+        }
+    }
+    int unasked = strcmp (expect, "ok-unasked") == 0;
+    if (unasked)
+        expect = "ok";
     void *ctx = zmq_ctx_new ();
 
     pthread_t zap;
@@ -192,6 +217,10 @@ int main (int argc, char **argv)
         type = binder ? ZMQ_PUB : ZMQ_SUB;
     void *s = zmq_socket (ctx, type);
     set_timeouts (s, 5000);
+    if (enforce)
+        CHECK (zmq_setsockopt (s, ZMQ_ZAP_ENFORCE_DOMAIN, &enforce, sizeof enforce) == 0);
+    if (domain[0])
+        CHECK (zmq_setsockopt (s, ZMQ_ZAP_DOMAIN, domain, strlen (domain)) == 0);
     apply_security (s, security);
     if (pubsub && !binder)
         CHECK (zmq_setsockopt (s, ZMQ_SUBSCRIBE, "hel", 3) == 0);
@@ -245,7 +274,14 @@ int main (int argc, char **argv)
             zmq_msg_t msg;
             zmq_msg_init (&msg);
             CHECK (zmq_msg_recv (&msg, s, 0) == 5 && memcmp (zmq_msg_data (&msg), "hello", 5) == 0);
-            if (with_zap) {
+            if (unasked) {
+                const char *user = zmq_msg_gets (&msg, "User-Id");
+                if (user != NULL || zap_asked != 0) {
+                    fprintf (stderr, "asked %d times, User-Id: %s\n", zap_asked,
+                             user ? user : "(none)");
+                    failures++;
+                }
+            } else if (with_zap) {
                 const char *user = zmq_msg_gets (&msg, "User-Id");
                 if (user == NULL || strcmp (user, zap_user) != 0) {
                     fprintf (stderr, "User-Id: %s\n", user ? user : "(none)");

@@ -302,3 +302,47 @@ fn null_with_zap_domain_both_ways() {
         ("null", "auth:400"),
     );
 }
+
+/// ZMQ_ZAP_ENFORCE_DOMAIN (draft, taken by libzmq 4.3.4): with a ZAP domain and no handler,
+/// a CURVE or NULL server refuses (HANDSHAKE_FAILED_NO_DETAIL, EFAULT) and nothing is
+/// delivered; without a domain, a CURVE server asks no handler at all, even one that would
+/// refuse the client, and admits it (libzmq's "Stonehouse"). Without the option, a domain and
+/// no handler admit, as before.
+#[test]
+fn zap_enforce_domain_both_ways() {
+    let (server_public, server_secret) = curve_keys();
+    let (_, client_secret) = curve_keys();
+    // The key the refusing handler admits: not this client's.
+    let (other_client, _) = curve_keys();
+    let client = format!("curve-client,{server_public},{client_secret}");
+    for (server, server_expects, client_expects) in [
+        (
+            format!("enforce/domain=global/curve-server,{server_secret}"),
+            "nodetail:14",
+            "none",
+        ),
+        (
+            format!("enforce/curve-server-zap,{server_secret},{other_client}"),
+            "ok-unasked",
+            "ok",
+        ),
+        (
+            format!("domain=global/curve-server,{server_secret}"),
+            "ok",
+            "ok",
+        ),
+    ] {
+        both_ways(
+            "tcp",
+            "dealerrouter",
+            (&server, server_expects),
+            (&client, client_expects),
+        );
+    }
+    both_ways(
+        "ipc",
+        "reqrep",
+        ("enforce/domain=global/null", "nodetail:14"),
+        ("null", "none"),
+    );
+}

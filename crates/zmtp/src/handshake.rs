@@ -82,9 +82,14 @@ pub struct HandshakeConfig {
     pub max_msg_size: Option<u64>,
     /// Extra READY properties (e.g. `X-` application metadata), sent after the basic ones.
     pub properties: Vec<(String, Bytes)>,
-    /// NULL only: ask the ZAP handler before sending READY (libzmq does when `ZMQ_ZAP_DOMAIN`
-    /// is set), and send ERROR instead if it refuses.
-    pub null_zap: bool,
+    /// `ZMQ_ZAP_DOMAIN` is set: a NULL server asks the ZAP handler before sending READY (and
+    /// sends ERROR instead if it refuses), as libzmq does.
+    pub zap_domain: bool,
+    /// `ZMQ_ZAP_ENFORCE_DOMAIN` (libzmq draft): with `zap_domain`, a NULL or CURVE server
+    /// with no handler bound fails the handshake instead of admitting; without it, a CURVE
+    /// server asks no handler at all (libzmq's "Stonehouse": encryption, no authentication).
+    /// PLAIN always needs a handler, either way.
+    pub zap_enforce_domain: bool,
 }
 
 impl HandshakeConfig {
@@ -97,8 +102,18 @@ impl HandshakeConfig {
             security: Security::Null,
             max_msg_size: None,
             properties: Vec::new(),
-            null_zap: false,
+            zap_domain: false,
+            zap_enforce_domain: false,
         }
+    }
+}
+
+/// The verdict a server gives itself when it asks no handler: 200, no User-Id.
+fn admitted() -> ZapReply {
+    ZapReply {
+        status: 200,
+        user_id: Bytes::new(),
+        metadata: Metadata::new(),
     }
 }
 
@@ -160,8 +175,10 @@ pub struct Handshake {
     zap_metadata: Option<Metadata>,
     /// CURVE: the MESSAGE codec, once complete.
     curve_codec: Option<CurveCodec>,
-    /// NULL asks ZAP before its READY.
-    null_zap: bool,
+    /// `HandshakeConfig::zap_domain`: NULL asks ZAP before its READY.
+    zap_domain: bool,
+    /// `HandshakeConfig::zap_enforce_domain`.
+    zap_enforce_domain: bool,
 }
 
 impl Handshake {
@@ -205,7 +222,8 @@ impl Handshake {
             out,
             zap_metadata: None,
             curve_codec: None,
-            null_zap: config.null_zap,
+            zap_domain: config.zap_domain,
+            zap_enforce_domain: config.zap_enforce_domain,
         }
     }
 
@@ -245,20 +263,19 @@ impl Handshake {
     }
 
     /// No ZAP handler is bound: libzmq 4.3 admits a CURVE client (the keys authenticated it)
-    /// and refuses a PLAIN one ([`HandshakeError::NoZapHandler`], reported with EFAULT).
+    /// and a NULL one, unless `zap_enforce_domain` is set, and refuses a PLAIN one always
+    /// ([`HandshakeError::NoZapHandler`], reported with EFAULT and no detail).
     pub fn handle_no_zap_handler(&mut self) -> Result<(), HandshakeError> {
-        if matches!(
-            self.state,
-            State::Mechanism {
-                mechanism: MechanismState::Curve(_) | MechanismState::NullZap { .. },
-                ..
-            }
-        ) {
-            return self.handle_zap_reply(Ok(ZapReply {
-                status: 200,
-                user_id: Bytes::new(),
-                metadata: Metadata::new(),
-            }));
+        if !self.zap_enforce_domain
+            && matches!(
+                self.state,
+                State::Mechanism {
+                    mechanism: MechanismState::Curve(_) | MechanismState::NullZap { .. },
+                    ..
+                }
+            )
+        {
+            return self.handle_zap_reply(Ok(admitted()));
         }
         let e = HandshakeError::NoZapHandler;
         self.state = State::Failed(e.clone());
@@ -277,6 +294,21 @@ impl Handshake {
             self.state = State::Failed(e.clone());
         }
         result
+    }
+
+    /// libzmq's CURVE server with `ZAP_ENFORCE_DOMAIN` and no `ZAP_DOMAIN` asks no handler:
+    /// once INITIATE checks out, the client is in (the key the request would carry is taken).
+    fn curve_skips_zap(&mut self) -> bool {
+        if !self.zap_enforce_domain || self.zap_domain {
+            return false;
+        }
+        match &mut self.state {
+            State::Mechanism {
+                mechanism: MechanismState::Curve(curve),
+                ..
+            } => curve.take_zap_key().is_some(),
+            _ => false,
+        }
     }
 
     fn zap_step(&mut self, reply: Result<ZapReply, ZapReplyError>) -> Result<(), HandshakeError> {
@@ -472,7 +504,7 @@ impl Handshake {
                     // libzmq: 3.0 when the peer says 3.0, 3.1 for every newer version.
                     let minor = u8::from(!(greeting.major == 3 && greeting.minor == 0));
                     let mechanism = match &self.security {
-                        Security::Null if self.null_zap => MechanismState::NullZap {
+                        Security::Null if self.zap_domain => MechanismState::NullZap {
                             asked: false,
                             peer: None,
                         },
@@ -550,6 +582,9 @@ impl Handshake {
                                 Ok(CurveStep::Continue(body)) => {
                                     if let Some(body) = body {
                                         self.queue_body(&body);
+                                    }
+                                    if self.curve_skips_zap() {
+                                        return self.handle_zap_reply(Ok(admitted()));
                                     }
                                     continue;
                                 }
@@ -1345,6 +1380,93 @@ mod tests {
         );
     }
 
+    /// Drives a CURVE pair with no ZAP handler bound; how many requests the server made, and
+    /// the server's result.
+    fn curve_without_handler(
+        server: &mut Handshake,
+        client: &mut Handshake,
+    ) -> (usize, Result<(), HandshakeError>) {
+        let (mut a_to_b, mut b_to_a, mut asked) = (BytesMut::new(), BytesMut::new(), 0);
+        for _ in 0..10 {
+            client.poll_output(&mut a_to_b);
+            let mut result = server.handle_input(&mut a_to_b);
+            if result.is_ok() && server.take_zap_request().is_some() {
+                asked += 1;
+                result = server.handle_no_zap_handler();
+            }
+            if result.is_err() {
+                return (asked, result);
+            }
+            server.poll_output(&mut b_to_a);
+            client.handle_input(&mut b_to_a).unwrap();
+        }
+        (asked, Ok(()))
+    }
+
+    /// ZMQ_ZAP_ENFORCE_DOMAIN as libzmq 4.3 (curve_server.cpp, null_mechanism.cpp): with a
+    /// domain and no handler, CURVE and NULL fail (EFAULT, no detail); with no domain, CURVE
+    /// asks no handler at all; PLAIN needs a handler either way.
+    #[test]
+    fn zap_enforce_domain() {
+        let server_keys = crate::curve_keys::KeyPair::generate().unwrap();
+        for (domain, enforce, asked, admitted) in [
+            (false, false, 1, true),
+            (true, false, 1, true),
+            (true, true, 1, false),
+            (false, true, 0, true),
+        ] {
+            let (mut client, _) = curve_pair(&server_keys, server_keys.public);
+            let mut cfg = HandshakeConfig::new(SocketType::Router);
+            cfg.security = Security::CurveServer(server_keys.clone());
+            cfg.zap_domain = domain;
+            cfg.zap_enforce_domain = enforce;
+            let mut server = Handshake::new(cfg);
+            let (n, result) = curve_without_handler(&mut server, &mut client);
+            let case = format!("domain {domain}, enforce {enforce}");
+            assert_eq!(n, asked, "{case}");
+            if admitted {
+                assert_eq!(result, Ok(()), "{case}");
+                assert!(client.is_complete() && server.is_complete(), "{case}");
+            } else {
+                assert_eq!(result, Err(HandshakeError::NoZapHandler), "{case}");
+                assert!(!client.is_complete(), "{case}: nothing admitted");
+            }
+        }
+        // With a domain and a handler, enforcing changes nothing: the handler decides.
+        let (mut client, _) = curve_pair(&server_keys, server_keys.public);
+        let mut cfg = HandshakeConfig::new(SocketType::Router);
+        cfg.security = Security::CurveServer(server_keys.clone());
+        cfg.zap_domain = true;
+        cfg.zap_enforce_domain = true;
+        let mut server = Handshake::new(cfg);
+        let (rc, rs) = pump_zap(&mut client, &mut server, 64, 400);
+        assert_eq!(rs.unwrap_err().auth_status(), Some(400));
+        assert_eq!(rc.unwrap_err().auth_status(), Some(400));
+        // NULL with a domain, enforced, no handler: refused, no READY sent.
+        let mut cfg = HandshakeConfig::new(SocketType::Pair);
+        cfg.zap_domain = true;
+        cfg.zap_enforce_domain = true;
+        let mut h = Handshake::new(cfg);
+        let mut input = BytesMut::from(&Greeting::new(Mechanism::Null, false).encode()[..]);
+        h.handle_input(&mut input).unwrap();
+        assert!(h.take_zap_request().is_some());
+        assert_eq!(h.handle_no_zap_handler(), Err(HandshakeError::NoZapHandler));
+        assert_eq!(out(&mut h).len(), GREETING_LEN, "no READY");
+        // PLAIN enforced without a domain still asks, and still needs a handler.
+        let mut cfg = HandshakeConfig::new(SocketType::Router);
+        cfg.security = Security::PlainServer;
+        cfg.zap_enforce_domain = true;
+        let mut plain = Handshake::new(cfg);
+        let mut input = BytesMut::from(&Greeting::new(Mechanism::Plain, false).encode()[..]);
+        input.extend_from_slice(b"\x04\x08\x05HELLO\x00\x00");
+        plain.handle_input(&mut input).unwrap();
+        assert!(plain.take_zap_request().is_some());
+        assert_eq!(
+            plain.handle_no_zap_handler(),
+            Err(HandshakeError::NoZapHandler)
+        );
+    }
+
     /// A ZMTP 1.0 (unversioned or versioned) or 2.0 peer would skip PLAIN and CURVE: refused
     /// (found by the plain_handshake and curve_handshake fuzz targets).
     #[test]
@@ -1371,7 +1493,7 @@ mod tests {
     fn null_with_zap_domain() {
         for (status, chunk) in [(200, 1), (200, 4096), (400, 16)] {
             let mut cfg = HandshakeConfig::new(SocketType::Router);
-            cfg.null_zap = true;
+            cfg.zap_domain = true;
             let mut server = Handshake::new(cfg);
             let mut client = Handshake::new(HandshakeConfig::new(SocketType::Dealer));
             let (rc, rs) = pump_zap(&mut client, &mut server, chunk, status);
@@ -1387,7 +1509,7 @@ mod tests {
         }
         // No handler bound: plain NULL.
         let mut cfg = HandshakeConfig::new(SocketType::Pair);
-        cfg.null_zap = true;
+        cfg.zap_domain = true;
         let mut h = Handshake::new(cfg);
         let mut input = BytesMut::from(&Greeting::new(Mechanism::Null, false).encode()[..]);
         h.handle_input(&mut input).unwrap();
