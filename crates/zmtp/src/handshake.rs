@@ -1367,8 +1367,15 @@ mod tests {
         }
         assert!(client.is_complete() && server.is_complete());
         // PLAIN without a handler is refused.
+        plain_server_refused_without_handler(false);
+    }
+
+    /// A PLAIN server takes a HELLO, asks ZAP, and finds no handler: refused, with or without
+    /// `zap_enforce_domain`.
+    fn plain_server_refused_without_handler(enforce: bool) {
         let mut cfg = HandshakeConfig::new(SocketType::Router);
         cfg.security = Security::PlainServer;
+        cfg.zap_enforce_domain = enforce;
         let mut plain = Handshake::new(cfg);
         let mut input = BytesMut::from(&Greeting::new(Mechanism::Plain, false).encode()[..]);
         input.extend_from_slice(b"\x04\x08\x05HELLO\x00\x00");
@@ -1453,18 +1460,7 @@ mod tests {
         assert_eq!(h.handle_no_zap_handler(), Err(HandshakeError::NoZapHandler));
         assert_eq!(out(&mut h).len(), GREETING_LEN, "no READY");
         // PLAIN enforced without a domain still asks, and still needs a handler.
-        let mut cfg = HandshakeConfig::new(SocketType::Router);
-        cfg.security = Security::PlainServer;
-        cfg.zap_enforce_domain = true;
-        let mut plain = Handshake::new(cfg);
-        let mut input = BytesMut::from(&Greeting::new(Mechanism::Plain, false).encode()[..]);
-        input.extend_from_slice(b"\x04\x08\x05HELLO\x00\x00");
-        plain.handle_input(&mut input).unwrap();
-        assert!(plain.take_zap_request().is_some());
-        assert_eq!(
-            plain.handle_no_zap_handler(),
-            Err(HandshakeError::NoZapHandler)
-        );
+        plain_server_refused_without_handler(true);
     }
 
     /// A ZMTP 1.0 (unversioned or versioned) or 2.0 peer would skip PLAIN and CURVE: refused
