@@ -148,3 +148,44 @@ fn perf_tools_against_libzmq() {
     check_tools(&scratch);
     check_scale(&scratch);
 }
+
+/// The CURVE throughput program (ffi/perf/curve.sh runs it), against ferromq and against the
+/// system libzmq (Debian's, with libsodium; the bundled one has no CURVE): each pattern's
+/// messages all arrive boxed and unboxed, and it prints one CSV line with a positive rate.
+#[test]
+fn curve_thr_against_ferromq_and_system_libzmq() {
+    let scratch = harness::scratch_dir("c-perf-curve");
+    let source = harness::c_source("perf/curve_thr.c");
+    let ours = scratch.join("curve_thr-ferromq");
+    harness::compile_against_ferromq(&source, &scratch, &ours);
+    let mut programs = vec![ours];
+    if Path::new("/usr/include/zmq.h").exists() {
+        let theirs = scratch.join("curve_thr-libzmq");
+        harness::compile(
+            &source,
+            Path::new("/usr/include"),
+            &theirs,
+            &["-lzmq", "-lpthread"],
+        );
+        programs.push(theirs);
+    }
+    for program in &programs {
+        for (pattern, size, count) in [("pair", "64", "3000"), ("dealer_router", "65536", "40")] {
+            let child = harness::command(program)
+                .args([pattern, size, count])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("start curve_thr");
+            let out = harness::wait_bounded(child, LIMIT);
+            let what = format!("{} {pattern} {size}", program.display());
+            assert!(out.status.success(), "{what}: {}", harness::text(&out));
+            let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            let fields: Vec<&str> = line.split(',').collect();
+            assert_eq!(fields.len(), 5, "{what}: {line}");
+            assert_eq!(fields[..3], [pattern, "tcp", size], "{what}: {line}");
+            let rate: f64 = fields[3].parse().unwrap_or(-1.0);
+            assert!(rate > 0.0, "{what}: {line}");
+        }
+    }
+}
