@@ -47,7 +47,10 @@ impl ZapAsker for NoZap {
     fn bound(&self) -> bool {
         false
     }
-    fn ask(&self, _request: Vec<bytes::Bytes>) -> ZapReplyFuture {
+    fn request_id(&self) -> bytes::Bytes {
+        bytes::Bytes::from_static(b"1")
+    }
+    fn ask(&self, _id: bytes::Bytes, _request: Vec<bytes::Bytes>) -> ZapReplyFuture {
         Box::pin(async { Err(crate::error::Error::Fault) })
     }
 }

@@ -11,7 +11,7 @@ use ferromq_zmtp::{
     protocol_error, Handshake, HandshakeConfig, PeerInfo, SocketType, MAX_HANDSHAKE_INPUT,
 };
 
-use crate::connect::zap::{ZapAsker, ZAP_REQUEST_ID};
+use crate::connect::zap::ZapAsker;
 use crate::error::{Error, Result};
 use crate::io::engine::{Engine, EngineExit};
 use crate::io::monitor::{
@@ -253,14 +253,15 @@ async fn ask_zap(
             .unwrap_or_default(),
         AsyncStream::Unix(_) => String::new(),
     };
+    let id = link.zap.request_id();
     let frames = request.frames(&ferromq_zmtp::ZapContext {
-        request_id: ZAP_REQUEST_ID,
+        request_id: &id,
         domain: &link.options.zap_domain,
         address: address.as_bytes(),
         identity: &link.options.routing_id,
     });
-    let reply = link.zap.ask(frames).await?;
-    Ok(ferromq_zmtp::zap::parse_reply(&reply, ZAP_REQUEST_ID))
+    let reply = link.zap.ask(id.clone(), frames).await?;
+    Ok(ferromq_zmtp::zap::parse_reply(&reply, &id))
 }
 
 /// The stream's file descriptor, the value of fd-carrying monitor events.

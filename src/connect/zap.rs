@@ -10,10 +10,6 @@ use bytes::Bytes;
 
 use crate::error::Result;
 
-/// The request id a handshake sends and expects back: each request has its own socket, so one
-/// id is enough (libzmq sends "1" too).
-pub(crate) const ZAP_REQUEST_ID: &[u8] = b"1";
-
 /// A reply on its way.
 pub(crate) type ZapReplyFuture = Pin<Box<dyn Future<Output = Result<Vec<Bytes>>> + Send>>;
 
@@ -21,6 +17,9 @@ pub(crate) type ZapReplyFuture = Pin<Box<dyn Future<Output = Result<Vec<Bytes>>>
 pub(crate) trait ZapAsker: Send + Sync + std::fmt::Debug {
     /// Whether a handler is bound now.
     fn bound(&self) -> bool;
-    /// Sends the request's frames (envelope delimiter first) and waits for the reply's.
-    fn ask(&self, request: Vec<Bytes>) -> ZapReplyFuture;
+    /// An id for the next request: no other request of the context in flight has it.
+    fn request_id(&self) -> Bytes;
+    /// Sends the request's frames (envelope delimiter first, carrying `id`) and waits for the
+    /// reply to it.
+    fn ask(&self, id: Bytes, request: Vec<Bytes>) -> ZapReplyFuture;
 }

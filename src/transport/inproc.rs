@@ -129,6 +129,14 @@ impl InprocRegistry {
             .is_ok_and(|names| matches!(names.get(name), Some(Entry::Bound(_))))
     }
 
+    /// The id of the socket bound at `name`, if any (the ZAP client's link follows it).
+    pub(crate) fn bound_socket(&self, name: &str) -> Option<u64> {
+        match self.names.lock().ok()?.get(name) {
+            Some(Entry::Bound(b)) => Some(b.socket_id),
+            _ => None,
+        }
+    }
+
     /// Removes the name if `socket_id` holds it.
     pub(crate) fn unbind(&self, name: &str, socket_id: u64) -> Result<()> {
         let mut names = self.names.lock().map_err(|_| Error::Fault)?;

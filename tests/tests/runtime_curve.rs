@@ -230,6 +230,11 @@ fn handshake_timeout_covers_a_silent_zap_handler() {
     let (ev, _) = wait_for_event(&mut m, monitor::EVENT_HANDSHAKE_FAILED_NO_DETAIL);
     assert_eq!(ev.value, libc::ETIMEDOUT as u32);
     drop((zap, s, m, _c));
+    term_within_5_s(ctx);
+}
+
+/// Terminates `ctx`, failing if that takes more than 5 s (a socket left open somewhere).
+fn term_within_5_s(ctx: Context) {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         ctx.term();
@@ -237,4 +242,100 @@ fn handshake_timeout_covers_a_silent_zap_handler() {
     });
     rx.recv_timeout(Duration::from_secs(5))
         .expect("the context terminated");
+}
+
+/// ZAP requests travel over one long-lived connection to the handler, each with its own
+/// request id, and each reply reaches the handshake its id names: a ROUTER handler sees both
+/// clients' requests come from one peer, answers the second client first (whose handshake
+/// completes while the first one's request still waits: one slow verdict holds back no other),
+/// then the first; each client's messages carry the User-Id of its own reply.
+#[test]
+fn zap_requests_share_one_connection_matched_by_id() {
+    let ctx = Context::new();
+    let mut zap = ctx.socket(SocketType::Router).unwrap();
+    zap.set_rcvtimeo(5000).unwrap();
+    zap.bind("inproc://zeromq.zap.01").unwrap();
+    let server_keys = keys();
+    let (mut s, m, endpoint) = server(&ctx, &server_keys, "zap-link");
+    let (first_keys, second_keys) = (keys(), keys());
+    let dealer = |k: &CurveKeyPair| {
+        let mut c = ctx.socket(SocketType::Dealer).unwrap();
+        c.set_curve_client(k, &server_keys.public).unwrap();
+        c.connect(&endpoint).unwrap();
+        c
+    };
+    let mut first = dealer(&first_keys);
+    // [peer, delimiter, "1.0", request id, domain, address, identity, "CURVE", client key]
+    let request_a = zap.recv_multipart(RecvFlags::empty()).unwrap();
+    let mut second = dealer(&second_keys);
+    let request_b = zap.recv_multipart(RecvFlags::empty()).unwrap();
+    assert_eq!(request_a.len(), 9);
+    assert_eq!(&request_a[8][..], &first_keys.public[..]);
+    assert_eq!(&request_b[8][..], &second_keys.public[..]);
+    assert_eq!(request_a[0], request_b[0], "one connection to the handler");
+    assert_ne!(request_a[3], request_b[3], "a request id each");
+    let reply = |zap: &mut Socket, request: &ferromq::Multipart, user: &str| {
+        let frames: [&[u8]; 8] = [
+            &request[0],
+            b"",
+            b"1.0",
+            &request[3],
+            b"200",
+            b"OK",
+            user.as_bytes(),
+            b"",
+        ];
+        let frames = frames.map(ferromq::Bytes::copy_from_slice);
+        zap.send_multipart(frames, SendFlags::empty()).unwrap();
+    };
+    let user_of = |s: &mut Socket| {
+        let got = s.recv_multipart(RecvFlags::empty()).unwrap();
+        let user = got.metadata().and_then(|m| m.get("User-Id").cloned());
+        (got[1].clone(), user)
+    };
+    reply(&mut zap, &request_b, "second-user");
+    second.send("from second", SendFlags::empty()).unwrap();
+    let (body, user) = user_of(&mut s);
+    assert_eq!(&body[..], b"from second");
+    assert_eq!(user.as_deref(), Some(&b"second-user"[..]));
+    reply(&mut zap, &request_a, "first-user");
+    first.send("from first", SendFlags::empty()).unwrap();
+    let (body, user) = user_of(&mut s);
+    assert_eq!(&body[..], b"from first");
+    assert_eq!(user.as_deref(), Some(&b"first-user"[..]));
+    // The ZAP link's DEALER is still open: it must not hold the context.
+    drop((zap, s, m, first, second));
+    term_within_5_s(ctx);
+}
+
+/// A handler closed and another bound in its place: the next handshake's request reaches the
+/// new one (the ZAP link follows the bound socket).
+#[test]
+fn zap_link_follows_a_rebound_handler() {
+    let ctx = Context::new();
+    let server_keys = keys();
+    let (mut s, m, endpoint) = server(&ctx, &server_keys, "zap-rebound");
+    let mut clients = Vec::new();
+    for user in ["old-handler", "new-handler"] {
+        let mut zap = ctx.socket(SocketType::Rep).unwrap();
+        zap.set_rcvtimeo(5000).unwrap();
+        zap.bind("inproc://zeromq.zap.01").unwrap();
+        let mut c = client(&ctx, &server_keys.public, &endpoint);
+        let request = zap.recv_multipart(RecvFlags::empty()).unwrap();
+        let frames: [&[u8]; 6] = [b"1.0", &request[1], b"200", b"OK", user.as_bytes(), b""];
+        zap.send_multipart(
+            frames.map(ferromq::Bytes::copy_from_slice),
+            SendFlags::empty(),
+        )
+        .unwrap();
+        c.send(user, SendFlags::empty()).unwrap();
+        let got = s.recv_multipart(RecvFlags::empty()).unwrap();
+        assert_eq!(&got[1][..], user.as_bytes());
+        let id = got.metadata().and_then(|m| m.get("User-Id").cloned());
+        assert_eq!(id.as_deref(), Some(user.as_bytes()));
+        drop(zap);
+        clients.push(c);
+    }
+    drop((s, m, clients));
+    term_within_5_s(ctx);
 }
