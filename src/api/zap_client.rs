@@ -36,7 +36,8 @@ type Waiting = Mutex<HashMap<Bytes, oneshot::Sender<Vec<Bytes>>>>;
 #[derive(Debug)]
 pub(crate) struct ContextZap {
     ctx: Weak<CtxInner>,
-    next_id: AtomicU64,
+    /// The next request id (ids are this counter in decimal, so any id below it was ours).
+    next_id: Arc<AtomicU64>,
     link: Mutex<Option<Link>>,
 }
 
@@ -54,7 +55,7 @@ impl ContextZap {
     pub(crate) fn new(ctx: Weak<CtxInner>) -> Arc<ContextZap> {
         Arc::new(ContextZap {
             ctx,
-            next_id: AtomicU64::new(1),
+            next_id: Arc::new(AtomicU64::new(1)),
             link: Mutex::new(None),
         })
     }
@@ -76,7 +77,12 @@ impl ContextZap {
         let socket = AsyncSocket::new(socket)?;
         let (requests, queue) = mpsc::unbounded_channel();
         let waiting = Arc::new(Waiting::default());
-        tokio::spawn(carry(socket, queue, Arc::clone(&waiting)));
+        tokio::spawn(carry(
+            socket,
+            queue,
+            Arc::clone(&waiting),
+            Arc::clone(&self.next_id),
+        ));
         let link = Link {
             handler,
             requests,
@@ -147,6 +153,7 @@ async fn carry(
     mut socket: AsyncSocket,
     mut queue: mpsc::UnboundedReceiver<Vec<Bytes>>,
     waiting: Arc<Waiting>,
+    next_id: Arc<AtomicU64>,
 ) {
     poll_fn(|cx| {
         loop {
@@ -167,7 +174,9 @@ async fn carry(
         }
         loop {
             match socket.poll_recv_multipart(cx) {
-                Poll::Ready(Ok(reply)) => deliver(&waiting, reply.into_iter().collect()),
+                Poll::Ready(Ok(reply)) => {
+                    deliver(&waiting, &next_id, reply.into_iter().collect());
+                }
                 Poll::Ready(Err(_)) => return Poll::Ready(()),
                 Poll::Pending => return Poll::Pending,
             }
@@ -180,17 +189,71 @@ async fn carry(
 }
 
 /// Hands `reply` to the request whose id it carries (the third frame, after the delimiter and
-/// the version). A reply naming no request in flight goes to the only one there is, if there
-/// is exactly one, whose handshake then refuses it as libzmq does (ZAP_BAD_REQUEST_ID or
-/// ZAP_MALFORMED_REPLY); otherwise it is dropped, and the handshakes waiting run into their
-/// HANDSHAKE_IVL.
-fn deliver(waiting: &Waiting, reply: Vec<Bytes>) {
+/// the version). A late reply to a request that stopped waiting (an id we issued) is dropped.
+/// A reply with no id, or one we never issued, goes to the only request in flight if there is
+/// exactly one, whose handshake then refuses it as libzmq does (ZAP_MALFORMED_REPLY or
+/// ZAP_BAD_REQUEST_ID); with several it cannot be told whose it is and is dropped, and those
+/// handshakes run into their HANDSHAKE_IVL.
+fn deliver(waiting: &Waiting, next_id: &AtomicU64, reply: Vec<Bytes>) {
     let Ok(mut w) = waiting.lock() else {
         return;
     };
-    let id = reply.get(2).filter(|id| w.contains_key(*id)).cloned();
-    let id = id.or_else(|| (w.len() == 1).then(|| w.keys().next().cloned()).flatten());
+    let id = match reply.get(2) {
+        Some(id) if w.contains_key(id) => Some(id.clone()),
+        Some(id) if issued(id, next_id) => None,
+        _ if w.len() == 1 => w.keys().next().cloned(),
+        _ => None,
+    };
     if let Some(tx) = id.and_then(|id| w.remove(&id)) {
         let _ = tx.send(reply);
+    }
+}
+
+/// Whether `id` is one this context gave a request (a number below the counter).
+fn issued(id: &[u8], next_id: &AtomicU64) -> bool {
+    std::str::from_utf8(id)
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .is_some_and(|n| n >= 1 && n < next_id.load(Ordering::Relaxed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(id: &str) -> Vec<Bytes> {
+        ["", "1.0", id, "200", "OK", "", ""]
+            .into_iter()
+            .map(|f| Bytes::copy_from_slice(f.as_bytes()))
+            .collect()
+    }
+
+    /// Each reply reaches the request its id names; a late reply to a request that stopped
+    /// waiting reaches no other; a foreign id reaches the only request in flight (which then
+    /// refuses it as libzmq does), and nobody when there are several.
+    #[test]
+    fn replies_go_by_request_id() {
+        let waiting = Waiting::default();
+        let next_id = AtomicU64::new(4);
+        let mut rx = HashMap::new();
+        for id in ["1", "2", "3"] {
+            let (tx, r) = oneshot::channel();
+            waiting.lock().unwrap().insert(Bytes::from(id), tx);
+            rx.insert(id, r);
+        }
+        deliver(&waiting, &next_id, reply("2"));
+        assert_eq!(rx.get_mut("2").unwrap().try_recv().unwrap()[2], "2");
+        deliver(&waiting, &next_id, reply("2"));
+        deliver(&waiting, &next_id, reply("bogus"));
+        assert_eq!(waiting.lock().unwrap().len(), 2, "neither reached 1 or 3");
+        waiting.lock().unwrap().remove(&Bytes::from("3"));
+        deliver(&waiting, &next_id, reply("2"));
+        assert!(
+            rx.get_mut("1").unwrap().try_recv().is_err(),
+            "a late reply to 2"
+        );
+        deliver(&waiting, &next_id, reply("bogus"));
+        assert_eq!(rx.get_mut("1").unwrap().try_recv().unwrap()[2], "bogus");
+        assert!(waiting.lock().unwrap().is_empty());
     }
 }
