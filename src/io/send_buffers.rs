@@ -22,8 +22,14 @@
 //! by messages in flight, copy into an allocation of its own (one, as libzmq does for every
 //! message). Bodies over `SLOT` always get their own.
 //!
+//! Buffers start small and double (`FIRST` bytes, then twice the last, up to `SLOT`): a socket
+//! that sends now and then, like each of 10,000 idle DEALERs that said hello, holds 8 KiB, not
+//! 256 KiB (which, once glibc has raised its mmap threshold, comes from the heap zeroed by
+//! calloc, so all of it resident: issue 15's memory per idle connection). A busy sender reaches
+//! `SLOT`-sized buffers after five.
+//!
 //! The price: a live message keeps its whole buffer alive (as a received tcp frame keeps its
-//! read buffer), and a socket that has sent keeps up to `KEPT` buffers (2 MiB in all) for
+//! read buffer), and a socket that has sent keeps up to `KEPT` buffers (under 2 MiB in all) for
 //! reuse until it is closed, and for as long after as messages it sent are alive.
 
 use bytes::{Bytes, BytesMut};
@@ -34,6 +40,9 @@ pub const SLOT: usize = 256 * 1024;
 /// Buffers kept for reuse.
 const KEPT: usize = 8;
 
+/// Size of a socket's first buffer; each next one is twice the last, up to `SLOT`.
+const FIRST: usize = 8 * 1024;
+
 /// Largest copy cut from the room left behind earlier ones; larger ones take a buffer whose
 /// messages are all gone, from its start.
 const MAX_SMALL: usize = 4 * 1024;
@@ -42,7 +51,8 @@ const MAX_SMALL: usize = 4 * 1024;
 /// socket's, or, for `zmq_msg_init_size`, a C caller's thread).
 #[derive(Debug, Default)]
 pub struct SendBuffers {
-    slots: Vec<BytesMut>,
+    /// Each buffer and its size (its capacity when whole).
+    slots: Vec<(BytesMut, usize)>,
     /// The slot copies are being cut from.
     current: usize,
 }
@@ -80,7 +90,8 @@ impl SendBuffers {
         // alternating between two buffers is all a ping-pong of large messages touches.
         let small = len <= MAX_SMALL;
         let free = order(self.current).find(|&i| {
-            self.slots[i].try_reclaim(SLOT) || (small && self.slots[i].try_reclaim(len))
+            let (slot, size) = &mut self.slots[i];
+            (slot.try_reclaim(*size) && len <= *size) || (small && slot.try_reclaim(len))
         });
         let at = match free {
             Some(at) => at,
@@ -89,15 +100,17 @@ impl SendBuffers {
                 // initialised: `zmq_msg_init_size` hands bodies out unfilled, and an unfilled
                 // body must still hold initialised bytes for Rust to copy it soundly. Reuse
                 // never de-initialises them (`try_reclaim` stays within this allocation).
-                let mut slot = BytesMut::zeroed(SLOT);
+                let last = self.slots.last().map_or(FIRST / 2, |(_, size)| *size);
+                let size = (last * 2).max(len.next_power_of_two()).min(SLOT);
+                let mut slot = BytesMut::zeroed(size);
                 slot.clear();
-                self.slots.push(slot);
+                self.slots.push((slot, size));
                 n
             }
             None => return None,
         };
         self.current = at;
-        Some(&mut self.slots[at])
+        Some(&mut self.slots[at].0)
     }
 }
 
@@ -191,6 +204,23 @@ mod tests {
         assert!(live.iter().all(|b| b.len() == SLOT));
         drop(live);
         assert!(bufs.room(SLOT).is_some(), "a kept buffer is free again");
+    }
+
+    #[test]
+    fn buffers_start_small_and_double() {
+        let mut bufs = SendBuffers::default();
+        let _hello = bufs.copy(&[1; 16]);
+        assert_eq!(bufs.slots[0].1, FIRST, "one small send holds FIRST bytes");
+        let live: Vec<Bytes> = (0..KEPT).map(|_| bufs.copy(&[2; MAX_SMALL])).collect();
+        let sizes: Vec<usize> = bufs.slots.iter().map(|(_, size)| *size).collect();
+        assert!(
+            sizes.windows(2).all(|w| w[1] == (w[0] * 2).min(SLOT)),
+            "{sizes:?}"
+        );
+        // A body larger than the next size gets a buffer that holds it.
+        let big = bufs.copy(&[3; 100_000]);
+        assert!(bufs.slots.iter().any(|(_, size)| *size >= 100_000));
+        assert!(live.iter().all(|b| b[..] == [2; MAX_SMALL]) && big[..] == [3; 100_000]);
     }
 
     #[test]

@@ -8,9 +8,11 @@
 //! The decoder judges each byte as soon as it arrives, so a ZMTP 1.0 peer is refused after one
 //! byte and a 2.0 peer after eleven, without waiting for a greeting it will never send.
 
-use bytes::{Buf, BytesMut};
+use std::fmt;
 
-use crate::error::GreetingError;
+use bytes::{Buf, Bytes, BytesMut};
+
+use crate::error::Fault;
 
 /// Length of a ZMTP 3.x greeting.
 pub const GREETING_LEN: usize = 64;
@@ -143,7 +145,7 @@ pub const ZMTP2_REVISION: u8 = 0x01;
 /// Acceptance follows libzmq 4.3.5 (src/zmtp_engine.cpp `receive_greeting`,
 /// `select_handshake_fun`): major 0 is a versioned ZMTP 1.0 peer, refused; major 1 is a
 /// ZMTP 2.0 peer, whose greeting ends after this byte (its socket-type byte and identity
-/// frame follow, see [`crate::v2`]): the decoder then returns `major: 1` after consuming 11
+/// frame follow, read by [`crate::V2TailDecoder`]): the decoder then returns `major: 1` after consuming 11
 /// bytes. Any major above 3 is spoken to as 3.1. Major 2, which no protocol defines, is
 /// refused as pre-3.0 (libzmq would try 3.1 with it; no real peer sends it). The mechanism
 /// field is checked against the RFC 23 grammar, which libzmq does not do; a peer with an
@@ -208,6 +210,56 @@ impl GreetingDecoder {
         Ok(Some(greeting))
     }
 }
+
+/// A peer greeting we refuse.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GreetingError {
+    /// First byte not 0xFF, or bit 0 of byte 9 clear: an unversioned ZMTP 1.0 peer (or not
+    /// ZMTP at all).
+    Zmtp1Peer,
+    /// A versioned peer this crate cannot speak to: major 0 (versioned ZMTP 1.0) or 2 (defined
+    /// by no protocol).
+    UnsupportedVersion {
+        /// The peer's major version byte.
+        major: u8,
+    },
+    /// The mechanism field is not `[A-Z0-9-_.+]{1,20}` followed by zero padding.
+    InvalidMechanism {
+        /// The raw 20-byte field.
+        raw: [u8; 20],
+    },
+}
+
+impl GreetingError {
+    /// Who is at fault.
+    pub fn fault(&self) -> Fault {
+        match self {
+            Self::Zmtp1Peer | Self::UnsupportedVersion { .. } => Fault::PeerIncompatible,
+            Self::InvalidMechanism { .. } => Fault::Malformed,
+        }
+    }
+}
+
+impl fmt::Display for GreetingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Zmtp1Peer => f.write_str("peer is not a ZMTP 3.x peer (ZMTP 1.0 signature)"),
+            Self::UnsupportedVersion { major } => {
+                write!(f, "peer speaks ZMTP revision {major}, older than 3.0")
+            }
+            Self::InvalidMechanism { raw } => {
+                write!(
+                    f,
+                    "invalid mechanism name in greeting: {:?}",
+                    Bytes::copy_from_slice(raw)
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for GreetingError {}
 
 #[cfg(test)]
 mod tests {

@@ -33,6 +33,7 @@ pub mod error;
 pub mod frame;
 pub mod greeting;
 pub mod handshake;
+pub mod handshake_error;
 pub mod metadata;
 mod null;
 pub mod plain;
@@ -51,14 +52,15 @@ pub use curve_keys::KeyPair;
 pub use curve_message::{CurveCodec, CurveReceiver, CurveSender, Unboxed};
 pub use decoder::{Decoded, FrameDecoder};
 pub use encoder::{Encoder, DEFAULT_COPY_THRESHOLD};
-pub use error::{
-    protocol_error, CommandError, Fault, FrameError, GreetingError, HandshakeError, MetadataError,
-};
+pub use error::{protocol_error, CommandError, Fault, FrameError, MetadataError};
 pub use frame::{Frame, COMMAND, LONG, MORE, SHORT_MAX};
-pub use greeting::{Greeting, GreetingDecoder, Mechanism, GREETING_LEN, ZMTP2_REVISION};
+pub use greeting::{
+    Greeting, GreetingDecoder, GreetingError, Mechanism, GREETING_LEN, ZMTP2_REVISION,
+};
 pub use handshake::{
     Handshake, HandshakeConfig, PeerInfo, MAX_HANDSHAKE_FRAME, MAX_HANDSHAKE_INPUT,
 };
+pub use handshake_error::HandshakeError;
 pub use metadata::Metadata;
 pub use plain::PlainCredentials;
 pub use secret::Secret;

@@ -5,8 +5,9 @@
 use bytes::Bytes;
 
 use crate::command::Command;
-use crate::error::{HandshakeError, MetadataError};
+use crate::error::MetadataError;
 use crate::frame::Frame;
+use crate::handshake_error::HandshakeError;
 use crate::metadata::Metadata;
 use crate::socket_type::SocketType;
 

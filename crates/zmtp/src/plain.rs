@@ -22,8 +22,8 @@
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::command::Command;
-use crate::error::HandshakeError;
 use crate::frame::Frame;
+use crate::handshake_error::HandshakeError;
 use crate::metadata::Metadata;
 use crate::null::{self, PeerInfo, Refusal};
 use crate::secret::Secret;

@@ -16,8 +16,8 @@
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 
 use crate::decoder::{Decoded, FrameDecoder};
-use crate::error::HandshakeError;
 use crate::frame::put_header;
+use crate::handshake_error::HandshakeError;
 use crate::socket_type::SocketType;
 
 /// What a ZMTP 2.0 peer sends after its revision byte.
