@@ -36,35 +36,9 @@ machine="${machine//,/;}" # a CSV field
 work="$(mktemp -d "${TMPDIR:-/tmp}/ferromq-perf.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
-echo "building ferromq-ffi (release)..." >&2
-(cd "$root" && cargo build --quiet --release -p ferromq-ffi --lib)
-
-libzmq="${LIBZMQ:-}"
-if [ -z "$libzmq" ]; then
-    libzmq="$(ls -t "$target"/release/build/zmq-sys-*/out/lib/libzmq.a 2>/dev/null | head -1 || true)"
-    [ -n "$libzmq" ] || libzmq=system
-fi
-if [ "$libzmq" = system ]; then
-    libzmq_cflags=()
-    libzmq_libs=(-lzmq)
-    libzmq_name="system libzmq $(pkg-config --modversion libzmq 2>/dev/null || echo '?')"
-else
-    # libzmq's own zmq.h, from the zeromq-src crate that built the library.
-    libzmq_inc="$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/zeromq-src-*/vendor/include | head -1)"
-    libzmq_cflags=(-I "$libzmq_inc")
-    libzmq_libs=("$libzmq" -lstdc++ -lpthread -lm)
-    libzmq_name="libzmq.a $libzmq"
-fi
-
-mkdir -p "$work/lib" "$work/ferromq" "$work/libzmq"
-ln -sf "$target/release/libzmq.so" "$work/lib/libzmq.so"
-ln -sf "$target/release/libzmq.so" "$work/lib/libzmq.so.5"
-for tool in local_thr remote_thr local_lat remote_lat inproc_thr inproc_lat; do
-    cc -O2 -std=c11 -I "$root/ffi/include" "$root/tests/c/perf/$tool.c" -o "$work/ferromq/$tool" \
-        -L "$work/lib" -lzmq -Wl,-rpath,"$work/lib"
-    cc -O2 -std=c11 ${libzmq_cflags[@]+"${libzmq_cflags[@]}"} "$root/tests/c/perf/$tool.c" \
-        -o "$work/libzmq/$tool" "${libzmq_libs[@]}" -lpthread
-done
+# shellcheck source=ffi/perf/build.sh
+. "$root/ffi/perf/build.sh"
+build_both local_thr remote_thr local_lat remote_lat inproc_thr inproc_lat
 
 # pin PLACEMENT ROLE (receiver|sender|both) COMMAND...
 pin() {
@@ -109,8 +83,6 @@ run() {
         awk '/average latency/ {print $3}' "$log"
     fi
 }
-
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 # Message counts for about THR_SECONDS per throughput run on a small machine.
 thr_count() {

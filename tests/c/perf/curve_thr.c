@@ -20,24 +20,8 @@
 #include <time.h>
 #include <zmq.h>
 
-static void die (const char *what)
-{
-    fprintf (stderr, "curve_thr: %s: %s\n", what, zmq_strerror (zmq_errno ()));
-    exit (1);
-}
-
-#define CHECK(call)                                                                           \
-    do {                                                                                      \
-        if ((call) < 0)                                                                       \
-            die (#call);                                                                      \
-    } while (0)
-
-static double now_s (void)
-{
-    struct timespec t;
-    clock_gettime (CLOCK_MONOTONIC, &t);
-    return (double) t.tv_sec + (double) t.tv_nsec / 1e9;
-}
+#define PERF_NAME "curve_thr"
+#include "perf_util.h"
 
 static void *ctx;
 static int router;
@@ -119,9 +103,9 @@ int main (int argc, char **argv)
             return 1;
         }
         if (i == 0)
-            start = now_s ();
+            start = now_ns () / 1e9;
     }
-    double elapsed = now_s () - start;
+    double elapsed = now_ns () / 1e9 - start;
     CHECK (zmq_msg_close (&msg));
     pthread_join (t, NULL);
     CHECK (zmq_close (s));

@@ -20,31 +20,15 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#define PERF_NAME "scale"
+#include "perf_util.h"
+
 #define BODY_LEN 16
 static const char BODY[BODY_LEN + 1] = "0123456789abcdef";
 
 static const char *transport;
 static int peers;
 static double budget_ns;
-
-static void die (const char *what)
-{
-    fprintf (stderr, "scale: %s: %s\n", what, zmq_strerror (zmq_errno ()));
-    exit (1);
-}
-
-#define CHECK(call)                                                                           \
-    do {                                                                                      \
-        if ((call) < 0)                                                                       \
-            die (#call);                                                                      \
-    } while (0)
-
-static double now_ns (void)
-{
-    struct timespec t;
-    clock_gettime (CLOCK_MONOTONIC, &t);
-    return (double) t.tv_sec * 1e9 + (double) t.tv_nsec;
-}
 
 static void *make (void *ctx, int type)
 {
