@@ -10,6 +10,20 @@ use crate::runtime::CtxInner;
 use crate::SocketType;
 
 /// A ZeroMQ context: owns the I/O threads and creates sockets. Cheap to clone (an `Arc`).
+///
+/// ```
+/// use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+/// let ctx = Context::new();
+/// let mut rep = ctx.socket(SocketType::Rep)?;
+/// let mut req = ctx.clone().socket(SocketType::Req)?; // clones share one context
+/// rep.bind("inproc://doc-context")?;
+/// req.connect("inproc://doc-context")?;
+/// req.send("ping", SendFlags::empty())?;
+/// let m = rep.recv(RecvFlags::empty())?;
+/// rep.send(m, SendFlags::empty())?;
+/// assert_eq!(req.recv(RecvFlags::empty())?.as_slice(), b"ping");
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Context {
     inner: Arc<CtxInner>,
@@ -23,11 +37,25 @@ impl Default for Context {
 
 impl Context {
     /// A context with one I/O thread, as libzmq's default.
+    ///
+    /// ```
+    /// let ctx = ferromq::Context::new();
+    /// let s = ctx.socket(ferromq::SocketType::Pub)?;
+    /// assert_eq!(s.socket_type(), ferromq::SocketType::Pub);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn new() -> Context {
         Context::with_io_threads(1)
     }
 
     /// A context with `n` I/O threads (at least one).
+    ///
+    /// ```
+    /// let ctx = ferromq::Context::with_io_threads(2); // tcp/ipc connections spread over two
+    /// let mut s = ctx.socket(ferromq::SocketType::Pull)?;
+    /// s.bind("tcp://127.0.0.1:*")?;
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn with_io_threads(n: usize) -> Context {
         let inner = Arc::new(CtxInner::new(n));
         inner.set_zap(ContextZap::new(Arc::downgrade(&inner)));
@@ -35,6 +63,15 @@ impl Context {
     }
 
     /// Creates a socket. `ETERM` after `shutdown`; `EINVAL` for types not implemented yet.
+    ///
+    /// ```
+    /// let ctx = ferromq::Context::new();
+    /// let s = ctx.socket(ferromq::SocketType::Router)?;
+    /// assert_eq!(s.socket_type(), ferromq::SocketType::Router);
+    /// ctx.shutdown();
+    /// assert_eq!(ctx.socket(ferromq::SocketType::Router).err(), Some(ferromq::Error::Term));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn socket(&self, kind: SocketType) -> Result<Socket> {
         if self.inner.is_terminated() {
             return Err(Error::Term);
@@ -44,6 +81,16 @@ impl Context {
 
     /// Makes every blocking call on this context's sockets return `ETERM`, now and later
     /// (libzmq's `zmq_ctx_shutdown`). Sockets must still be closed.
+    ///
+    /// ```
+    /// use ferromq::{Context, Error, RecvFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut s = ctx.socket(SocketType::Pull)?;
+    /// let waiter = std::thread::spawn(move || s.recv(RecvFlags::empty()).err());
+    /// ctx.shutdown(); // wakes the blocked receive
+    /// assert_eq!(waiter.join().expect("thread"), Some(Error::Term));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn shutdown(&self) {
         self.inner.shutdown();
     }
@@ -55,6 +102,18 @@ impl Context {
     /// In a forked child it does not wait: the I/O threads and session tasks that hold the
     /// activity count exist only in the parent (libzmq's term likewise closes what the
     /// child inherited and returns).
+    ///
+    /// ```
+    /// use ferromq::{Context, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut s = ctx.socket(SocketType::Push)?;
+    /// s.set_linger(0)?; // do not wait for the queued message to go anywhere
+    /// s.connect("tcp://127.0.0.1:5557")?;
+    /// s.send("never delivered", SendFlags::empty())?;
+    /// drop(s); // every socket must be closed, or term waits for it
+    /// ctx.term();
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn term(self) {
         self.shutdown();
         if self.inner.is_parent() {
@@ -91,6 +150,13 @@ impl Context {
     }
 
     /// Whether `shutdown` or `term` was called.
+    ///
+    /// ```
+    /// let ctx = ferromq::Context::new();
+    /// assert!(!ctx.is_terminated());
+    /// ctx.clone().term();
+    /// assert!(ctx.is_terminated());
+    /// ```
     pub fn is_terminated(&self) -> bool {
         self.inner.is_terminated()
     }

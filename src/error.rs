@@ -19,6 +19,18 @@ pub const EMTHREAD: i32 = ZMQ_HAUSNUMERO + 54;
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// Everything a ferromq call can fail with, one variant per libzmq errno.
+///
+/// ```
+/// use ferromq::{Context, Error, SocketType};
+/// let ctx = Context::new();
+/// let mut s = ctx.socket(SocketType::Pair)?;
+/// match s.bind("nope://x") {
+///     Err(Error::ProtoNoSupport) => {} // an unknown transport
+///     other => panic!("unexpected {other:?}"),
+/// }
+/// assert_eq!(s.bind("tcp://no-port"), Err(Error::Invalid));
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Error {
@@ -86,6 +98,12 @@ pub enum Error {
 
 impl Error {
     /// The errno libzmq would set for this error.
+    ///
+    /// ```
+    /// use ferromq::{Error, ETERM};
+    /// assert_eq!(Error::Again.errno(), libc::EAGAIN);
+    /// assert_eq!(Error::Term.errno(), ETERM); // libzmq's own number, above ZMQ_HAUSNUMERO
+    /// ```
     pub fn errno(&self) -> i32 {
         match self {
             Error::Again => libc::EAGAIN,
@@ -122,6 +140,13 @@ impl Error {
     }
 
     /// The error for an errno value; unknown values are kept as [`Error::Os`].
+    ///
+    /// ```
+    /// use ferromq::{Error, EFSM};
+    /// assert_eq!(Error::from_errno(EFSM), Error::Fsm);
+    /// assert_eq!(Error::from_errno(libc::EINVAL), Error::Invalid);
+    /// assert_eq!(Error::from_errno(Error::HostUnreachable.errno()), Error::HostUnreachable);
+    /// ```
     pub fn from_errno(errno: i32) -> Error {
         match errno {
             libc::EAGAIN => Error::Again,

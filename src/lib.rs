@@ -44,6 +44,7 @@
 //! rather than one allocation per message that another thread then frees.
 
 #![deny(missing_docs)]
+#![deny(unreachable_pub)]
 
 mod api;
 mod connect;
@@ -76,6 +77,12 @@ pub use io::send_buffers;
 pub use msg::{Metadata, Msg};
 
 /// Whether this build implements a socket type (the others fail with `EINVAL`).
+///
+/// ```
+/// use ferromq::{has_socket_type, SocketType};
+/// assert!(has_socket_type(SocketType::Router));
+/// assert!(has_socket_type(SocketType::Stream));
+/// ```
 pub fn has_socket_type(kind: SocketType) -> bool {
     pattern::is_supported(kind)
 }

@@ -8,6 +8,24 @@ use bytes::Bytes;
 pub use ferromq_zmtp::Metadata;
 
 /// One message part (frame).
+///
+/// ```
+/// use ferromq::{Context, Msg, RecvFlags, SendFlags, SocketType};
+/// let ctx = Context::new();
+/// let mut a = ctx.socket(SocketType::Pair)?;
+/// let mut b = ctx.socket(SocketType::Pair)?;
+/// a.bind("inproc://doc-msg")?;
+/// b.connect("inproc://doc-msg")?;
+/// b.send(Msg::new("part"), SendFlags::SNDMORE)?;
+/// b.send(Msg::new("last"), SendFlags::empty())?;
+/// let first: Msg = a.recv(RecvFlags::empty())?;
+/// assert!(first.more); // another part follows
+/// // What the peer announced (over inproc, what a ZMTP peer would have).
+/// let peer_type = first.metadata.as_ref().and_then(|m| m.get("Socket-Type").cloned());
+/// assert_eq!(peer_type.as_deref(), Some(&b"PAIR"[..]));
+/// assert!(!a.recv(RecvFlags::empty())?.more);
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Msg {
     /// The frame body.
@@ -22,6 +40,12 @@ pub struct Msg {
 
 impl Msg {
     /// A message with the given body.
+    ///
+    /// ```
+    /// let m = ferromq::Msg::new(vec![1u8, 2, 3]);
+    /// assert_eq!(m.len(), 3);
+    /// assert!(!m.more);
+    /// ```
     pub fn new(data: impl Into<Bytes>) -> Msg {
         Msg {
             data: data.into(),
@@ -31,16 +55,30 @@ impl Msg {
     }
 
     /// The body as a slice.
+    ///
+    /// ```
+    /// let m = ferromq::Msg::new("abc");
+    /// assert_eq!(m.as_slice(), b"abc");
+    /// ```
     pub fn as_slice(&self) -> &[u8] {
         &self.data
     }
 
     /// The body's length.
+    ///
+    /// ```
+    /// assert_eq!(ferromq::Msg::new("four").len(), 4);
+    /// ```
     pub fn len(&self) -> usize {
         self.data.len()
     }
 
     /// Whether the body is empty.
+    ///
+    /// ```
+    /// assert!(ferromq::Msg::new("").is_empty());
+    /// assert!(!ferromq::Msg::new("x").is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.data.is_empty()
     }

@@ -19,6 +19,15 @@
 //! Options are copied into each connection when it is made, as libzmq does; SNDHWM and RCVHWM
 //! also reach pipes that exist already (the socket re-applies them, as libzmq's
 //! `update_pipe_options`).
+//!
+//! ```
+//! use ferromq::option::{spec, State, Types, ZMQ_CONFLATE, ZMQ_SNDHWM};
+//! let row = spec(ZMQ_SNDHWM).ok_or(ferromq::Error::Invalid)?;
+//! assert_eq!((row.name, row.unit, row.readable), ("ZMQ_SNDHWM", "messages", true));
+//! assert_eq!(row.types, Types::ALL);
+//! assert_eq!(spec(ZMQ_CONFLATE).map(|r| r.state), Some(State::Implemented));
+//! # Ok::<(), ferromq::Error>(())
+//! ```
 
 mod rule;
 pub mod security;
@@ -36,6 +45,13 @@ pub use rule::{Held, Input, Rule, Slot};
 
 /// The socket types an option applies to, one bit per libzmq type number (PAIR = bit 0 ...
 /// STREAM = bit 11).
+///
+/// ```
+/// use ferromq::option::Types;
+/// assert!(Types::ROUTER.contains(6)); // ZMQ_ROUTER
+/// assert!(Types::ROUTER.contains(4)); // ZMQ_REP, a ROUTER in libzmq
+/// assert!(!Types::ROUTER.contains(5)); // ZMQ_DEALER
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Types(u16);
 
@@ -58,12 +74,24 @@ impl Types {
     pub const STREAM: Types = Types(1 << 11);
 
     /// Whether the socket type with libzmq number `raw` is one of these.
+    ///
+    /// ```
+    /// use ferromq::option::{spec, ZMQ_REQ_CORRELATE};
+    /// let types = spec(ZMQ_REQ_CORRELATE).map(|row| row.types);
+    /// assert_eq!(types.map(|t| (t.contains(3), t.contains(5))), Some((true, false))); // REQ, not DEALER
+    /// ```
     pub fn contains(self, raw: i32) -> bool {
         u32::try_from(raw).is_ok_and(|n| n < 16 && self.0 & (1 << n) != 0)
     }
 }
 
 /// What ferromq does with an option's value.
+///
+/// ```
+/// use ferromq::option::{spec, State, ZMQ_AFFINITY};
+/// // Stored and read back as libzmq does, without the behaviour.
+/// assert_eq!(spec(ZMQ_AFFINITY).map(|row| row.state), Some(State::StoredOnly));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum State {
@@ -75,6 +103,14 @@ pub enum State {
 }
 
 /// One row of [`TABLE`].
+///
+/// ```
+/// use ferromq::option::TABLE;
+/// // Every option ferromq answers, for tools that list or document them.
+/// let readable = TABLE.iter().filter(|row| row.readable).count();
+/// assert!(readable > 40 && readable < TABLE.len());
+/// assert!(TABLE.windows(2).all(|w| w[0].number < w[1].number));
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Spec {
     /// libzmq's name, without `ZMQ_`.
@@ -96,6 +132,14 @@ pub struct Spec {
 }
 
 /// Finds an option's row.
+///
+/// ```
+/// use ferromq::option::{spec, ZMQ_RCVTIMEO};
+/// let row = spec(ZMQ_RCVTIMEO).ok_or(ferromq::Error::Invalid)?;
+/// assert_eq!((row.name, row.unit, row.rust_type), ("ZMQ_RCVTIMEO", "ms", "i32"));
+/// assert!(spec(9999).is_none());
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 pub fn spec(number: i32) -> Option<&'static Spec> {
     TABLE.iter().find(|s| s.number == number)
 }
@@ -117,6 +161,18 @@ macro_rules! options {
         /// Typed keys for [`crate::Socket::set`] and [`crate::Socket::get`], one per row of
         /// [`TABLE`] that has a typed Rust form (durations in the row's unit, `None` for the
         /// C API's -1), named as libzmq names the option.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// use ferromq::option::typed::{ZMQ_CONFLATE, ZMQ_RCVTIMEO};
+        /// let ctx = ferromq::Context::new();
+        /// let mut s = ctx.socket(ferromq::SocketType::Pull)?;
+        /// s.set(ZMQ_RCVTIMEO, Some(Duration::from_millis(100)))?;
+        /// s.set(ZMQ_CONFLATE, true)?;
+        /// assert_eq!(s.get(ZMQ_RCVTIMEO)?, Some(Duration::from_millis(100)));
+        /// assert_eq!(ZMQ_CONFLATE.number(), ferromq::option::ZMQ_CONFLATE);
+        /// # Ok::<(), ferromq::Error>(())
+        /// ```
         pub mod typed {
             pub use super::typed_value::{Opt, OptionValue};
             $($(
@@ -142,6 +198,11 @@ macro_rules! options {
 
         /// The values of a socket's options, with libzmq's defaults (one field per row of
         /// [`TABLE`]; `Held` fields are answered by the socket or its pattern).
+        ///
+        /// ```
+        /// let defaults = ferromq::option::Options::default();
+        /// assert_eq!((defaults.sndhwm, defaults.linger, defaults.conflate), (1000, -1, false));
+        /// ```
         #[derive(Debug, Clone, PartialEq)]
         pub struct Options {
             $(

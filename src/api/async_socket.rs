@@ -89,6 +89,16 @@ pub struct AsyncSocket {
 impl AsyncSocket {
     /// Wraps `socket`; must be called inside a tokio runtime with I/O enabled (`EINVAL`
     /// outside any runtime).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> ferromq::Result<()> {
+    /// let ctx = ferromq::Context::new();
+    /// let sock = ferromq::AsyncSocket::new(ctx.socket(ferromq::SocketType::Pull)?)?;
+    /// assert_eq!(sock.get_ref().socket_type(), ferromq::SocketType::Pull);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn new(socket: Socket) -> Result<AsyncSocket> {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(Error::Invalid);
@@ -108,17 +118,55 @@ impl AsyncSocket {
     }
 
     /// The socket, for options, bind and connect.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> ferromq::Result<()> {
+    /// let ctx = ferromq::Context::new();
+    /// let sock = ferromq::AsyncSocket::new(ctx.socket(ferromq::SocketType::Sub)?)?;
+    /// assert_eq!(sock.get_ref().get(ferromq::option::typed::ZMQ_RCVHWM)?, 1000);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn get_ref(&self) -> &Socket {
         &self.socket
     }
 
     /// The socket, mutably (bind, connect, options).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> ferromq::Result<()> {
+    /// let ctx = ferromq::Context::new();
+    /// let mut sock = ferromq::AsyncSocket::new(ctx.socket(ferromq::SocketType::Rep)?)?;
+    /// sock.get_mut().set_linger(0)?;
+    /// sock.get_mut().bind("tcp://127.0.0.1:*")?;
+    /// assert!(sock.get_ref().last_endpoint()?.starts_with("tcp://"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn get_mut(&mut self) -> &mut Socket {
         &mut self.socket
     }
 
     /// Gives the socket back. Parts of a partly received message, and the rest of a message
     /// whose sending a dropped future or the `Sink` left unfinished, are dropped with it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> ferromq::Result<()> {
+    /// use ferromq::{AsyncSocket, Context, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut a = AsyncSocket::new(ctx.socket(SocketType::Pair)?)?;
+    /// a.get_mut().bind("inproc://doc-into-inner")?;
+    /// let mut b = ctx.socket(SocketType::Pair)?;
+    /// b.connect("inproc://doc-into-inner")?;
+    /// b.send("x", SendFlags::empty())?;
+    /// let mut blocking = a.into_inner(); // back to the blocking API
+    /// assert_eq!(blocking.recv(RecvFlags::empty())?.as_slice(), b"x");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn into_inner(self) -> Socket {
         let AsyncSocket { ready, socket, .. } = self;
         drop(ready);
@@ -192,6 +240,24 @@ impl AsyncSocket {
 
     /// Polls for one message part (the next part of a message whose receive was
     /// interrupted comes first).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> ferromq::Result<()> {
+    /// use std::future::poll_fn;
+    /// use ferromq::{AsyncSocket, Context, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut a = AsyncSocket::new(ctx.socket(SocketType::Pair)?)?;
+    /// a.get_mut().bind("inproc://doc-poll-recv")?;
+    /// let mut b = ctx.socket(SocketType::Pair)?;
+    /// b.connect("inproc://doc-poll-recv")?;
+    /// b.send("x", SendFlags::empty())?;
+    /// // The building block of a hand-written future or a `Stream`.
+    /// let part = poll_fn(|cx| a.poll_recv(cx)).await?;
+    /// assert_eq!(part.as_slice(), b"x");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<Msg>> {
         if !self.inbound.is_empty() {
             return Poll::Ready(Ok(self.inbound.remove(0)));
@@ -200,6 +266,23 @@ impl AsyncSocket {
     }
 
     /// Polls for a whole message.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> ferromq::Result<()> {
+    /// use std::future::poll_fn;
+    /// use ferromq::{AsyncSocket, Context, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut a = AsyncSocket::new(ctx.socket(SocketType::Pair)?)?;
+    /// a.get_mut().bind("inproc://doc-poll-recv-mp")?;
+    /// let mut b = ctx.socket(SocketType::Pair)?;
+    /// b.connect("inproc://doc-poll-recv-mp")?;
+    /// b.send_multipart(["k", "v"], SendFlags::empty())?;
+    /// let msg = poll_fn(|cx| a.poll_recv_multipart(cx)).await?;
+    /// assert_eq!(msg.len(), 2);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn poll_recv_multipart(&mut self, cx: &mut Context<'_>) -> Poll<Result<Multipart>> {
         loop {
             let part = match self.poll_op(cx, Dir::Recv, |s| s.recv(RecvFlags::DONTWAIT)) {
@@ -262,6 +345,21 @@ impl AsyncSocket {
     /// `SNDMORE` before it stay in the socket, so a multipart message sent part by part can
     /// be left half sent by a cancel; use [`AsyncSocket::send_multipart`] where futures may
     /// be dropped.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> ferromq::Result<()> {
+    /// use ferromq::{AsyncSocket, Context, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut pull = AsyncSocket::new(ctx.socket(SocketType::Pull)?)?;
+    /// pull.get_mut().bind("tcp://127.0.0.1:*")?;
+    /// let mut push = AsyncSocket::new(ctx.socket(SocketType::Push)?)?;
+    /// push.get_mut().connect(&pull.get_ref().last_endpoint()?)?;
+    /// push.send("job", SendFlags::empty()).await?; // waits for the connection, not a thread
+    /// assert_eq!(pull.recv().await?.as_slice(), b"job");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn send(&mut self, msg: impl Into<Msg>, flags: SendFlags) -> SendResult<Msg> {
         let Msg {
             data,
@@ -282,6 +380,22 @@ impl AsyncSocket {
 
     /// Sends a copy of `data` as one message part, like [`Socket::send_slice`]; cancel safe
     /// as [`AsyncSocket::send`].
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> ferromq::Result<()> {
+    /// use ferromq::{AsyncSocket, Context, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut a = AsyncSocket::new(ctx.socket(SocketType::Pair)?)?;
+    /// a.get_mut().bind("inproc://doc-async-slice")?;
+    /// let mut b = AsyncSocket::new(ctx.socket(SocketType::Pair)?)?;
+    /// b.get_mut().connect("inproc://doc-async-slice")?;
+    /// let buf = vec![7u8; 64];
+    /// b.send_slice(&buf, SendFlags::empty()).await?;
+    /// assert_eq!(a.recv().await?.as_slice(), &buf[..]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn send_slice(&mut self, data: &[u8], flags: SendFlags) -> SendResult<Msg> {
         let body = self.socket.copy_to_send(data);
         self.send(body, flags).await
@@ -315,6 +429,24 @@ impl AsyncSocket {
     ///
     /// Cancel safety: cancel safe. A part is taken from the socket only in the poll that
     /// returns it, so a dropped future took nothing.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> ferromq::Result<()> {
+    /// use std::time::Duration;
+    /// use ferromq::{AsyncSocket, Context, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut a = AsyncSocket::new(ctx.socket(SocketType::Pair)?)?;
+    /// a.get_mut().bind("inproc://doc-async-recv")?;
+    /// let mut b = ctx.socket(SocketType::Pair)?;
+    /// b.connect("inproc://doc-async-recv")?;
+    /// // A receive dropped by a timeout takes nothing from the socket.
+    /// assert!(tokio::time::timeout(Duration::from_millis(5), a.recv()).await.is_err());
+    /// b.send("late", SendFlags::empty())?;
+    /// assert_eq!(a.recv().await?.as_slice(), b"late");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn recv(&mut self) -> Result<Msg> {
         poll_fn(|cx| self.poll_recv(cx)).await
     }
@@ -325,6 +457,24 @@ impl AsyncSocket {
     /// Cancel safety: all or nothing. Dropped while it waits, no part was sent; once the
     /// socket has taken the first part it takes the others in the same poll, so the message
     /// is never left half sent in the pipe.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> ferromq::Result<()> {
+    /// use ferromq::{AsyncSocket, Context, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut router = AsyncSocket::new(ctx.socket(SocketType::Router)?)?;
+    /// router.get_mut().bind("inproc://doc-async-mp")?;
+    /// let mut dealer = AsyncSocket::new(ctx.socket(SocketType::Dealer)?)?;
+    /// dealer.get_mut().set_routing_id(b"d")?;
+    /// dealer.get_mut().connect("inproc://doc-async-mp")?;
+    /// dealer.send_multipart(["", "request"], SendFlags::empty()).await?;
+    /// let msg = router.recv_multipart().await?;
+    /// router.send_multipart([msg[0].clone(), "".into(), "reply".into()], SendFlags::empty()).await?;
+    /// assert_eq!(dealer.recv_multipart().await?[1], "reply");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn send_multipart(
         &mut self,
         parts: impl IntoIterator<Item = impl Into<Bytes>>,
@@ -354,6 +504,22 @@ impl AsyncSocket {
     ///
     /// Cancel safety: cancel safe. Parts taken before the future was dropped wait in the
     /// `AsyncSocket` and begin the message the next receive returns.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> ferromq::Result<()> {
+    /// use ferromq::{AsyncSocket, Context, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut sub = AsyncSocket::new(ctx.socket(SocketType::Sub)?)?;
+    /// sub.get_mut().set_subscribe(b"")?;
+    /// sub.get_mut().connect("inproc://doc-async-recv-mp")?;
+    /// let mut publisher = AsyncSocket::new(ctx.socket(SocketType::Pub)?)?;
+    /// publisher.get_mut().bind("inproc://doc-async-recv-mp")?;
+    /// publisher.send_multipart(["topic", "data"], SendFlags::empty()).await?;
+    /// assert_eq!(sub.recv_multipart().await?, vec!["topic".into(), "data".into()]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn recv_multipart(&mut self) -> Result<Multipart> {
         poll_fn(|cx| self.poll_recv_multipart(cx)).await
     }

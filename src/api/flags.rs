@@ -4,6 +4,15 @@
 use std::ops::BitOr;
 
 /// Flags for [`crate::Socket::send`].
+///
+/// ```
+/// use ferromq::{Context, Error, SendFlags, SocketType};
+/// let ctx = Context::new();
+/// let mut s = ctx.socket(SocketType::Dealer)?;
+/// let refused = s.send("x", SendFlags::DONTWAIT | SendFlags::SNDMORE).unwrap_err();
+/// assert_eq!(refused.error(), Error::Again); // no peer, and DONTWAIT: refused at once
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SendFlags(u32);
 
@@ -14,18 +23,41 @@ impl SendFlags {
     pub const SNDMORE: SendFlags = SendFlags(2);
 
     /// No flags.
+    ///
+    /// ```
+    /// use ferromq::SendFlags;
+    /// assert_eq!(SendFlags::empty().bits(), 0);
+    /// assert!(!SendFlags::empty().contains(SendFlags::DONTWAIT));
+    /// ```
     pub const fn empty() -> SendFlags {
         SendFlags(0)
     }
     /// The flags from libzmq's bits; unknown bits are ignored, as libzmq does.
+    ///
+    /// ```
+    /// use ferromq::SendFlags;
+    /// let f = SendFlags::from_bits_truncate(1 | 2 | 64); // ZMQ_DONTWAIT | ZMQ_SNDMORE | unknown
+    /// assert_eq!(f, SendFlags::DONTWAIT | SendFlags::SNDMORE);
+    /// ```
     pub const fn from_bits_truncate(bits: i32) -> SendFlags {
         SendFlags(bits as u32 & 3)
     }
     /// The raw bits.
+    ///
+    /// ```
+    /// assert_eq!(ferromq::SendFlags::SNDMORE.bits(), 2); // ZMQ_SNDMORE
+    /// ```
     pub const fn bits(self) -> u32 {
         self.0
     }
     /// Whether every flag of `other` is set.
+    ///
+    /// ```
+    /// use ferromq::SendFlags;
+    /// let f = SendFlags::DONTWAIT | SendFlags::SNDMORE;
+    /// assert!(f.contains(SendFlags::SNDMORE));
+    /// assert!(!SendFlags::DONTWAIT.contains(f));
+    /// ```
     pub const fn contains(self, other: SendFlags) -> bool {
         self.0 & other.0 == other.0
     }
@@ -39,6 +71,14 @@ impl BitOr for SendFlags {
 }
 
 /// Flags for [`crate::Socket::recv`].
+///
+/// ```
+/// use ferromq::{Context, Error, RecvFlags, SocketType};
+/// let ctx = Context::new();
+/// let mut s = ctx.socket(SocketType::Pull)?;
+/// assert_eq!(s.recv(RecvFlags::DONTWAIT).err(), Some(Error::Again));
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RecvFlags(u32);
 
@@ -47,18 +87,37 @@ impl RecvFlags {
     pub const DONTWAIT: RecvFlags = RecvFlags(1);
 
     /// No flags.
+    ///
+    /// ```
+    /// assert_eq!(ferromq::RecvFlags::empty().bits(), 0);
+    /// ```
     pub const fn empty() -> RecvFlags {
         RecvFlags(0)
     }
     /// The flags from libzmq's bits; unknown bits are ignored.
+    ///
+    /// ```
+    /// use ferromq::RecvFlags;
+    /// assert_eq!(RecvFlags::from_bits_truncate(1 | 8), RecvFlags::DONTWAIT);
+    /// ```
     pub const fn from_bits_truncate(bits: i32) -> RecvFlags {
         RecvFlags(bits as u32 & 1)
     }
     /// The raw bits.
+    ///
+    /// ```
+    /// assert_eq!(ferromq::RecvFlags::DONTWAIT.bits(), 1); // ZMQ_DONTWAIT
+    /// ```
     pub const fn bits(self) -> u32 {
         self.0
     }
     /// Whether every flag of `other` is set.
+    ///
+    /// ```
+    /// use ferromq::RecvFlags;
+    /// assert!(RecvFlags::DONTWAIT.contains(RecvFlags::DONTWAIT));
+    /// assert!(!RecvFlags::empty().contains(RecvFlags::DONTWAIT));
+    /// ```
     pub const fn contains(self, other: RecvFlags) -> bool {
         self.0 & other.0 == other.0
     }
@@ -79,6 +138,15 @@ pub const POLLOUT: i16 = 2;
 pub const POLLERR: i16 = 4;
 
 /// The ZMQ_EVENTS bits: what a socket can do right now.
+///
+/// ```
+/// use ferromq::{Context, Events, SocketType};
+/// let ctx = Context::new();
+/// let mut s = ctx.socket(SocketType::Dealer)?;
+/// // No peer yet: nothing to read, nowhere to write.
+/// assert_eq!(s.events(), Events::empty());
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Events(i16);
 
@@ -89,14 +157,29 @@ impl Events {
     pub const POLLOUT: Events = Events(POLLOUT);
 
     /// No events.
+    ///
+    /// ```
+    /// assert!(!ferromq::Events::empty().contains(ferromq::Events::POLLIN));
+    /// ```
     pub const fn empty() -> Events {
         Events(0)
     }
     /// The raw bits (libzmq's values).
+    ///
+    /// ```
+    /// use ferromq::Events;
+    /// assert_eq!((Events::POLLIN | Events::POLLOUT).bits(), ferromq::POLLIN | ferromq::POLLOUT);
+    /// ```
     pub const fn bits(self) -> i16 {
         self.0
     }
     /// Whether every bit of `other` is set.
+    ///
+    /// ```
+    /// use ferromq::Events;
+    /// let both = Events::POLLIN | Events::POLLOUT;
+    /// assert!(both.contains(Events::POLLOUT) && !Events::POLLIN.contains(both));
+    /// ```
     pub const fn contains(self, other: Events) -> bool {
         self.0 & other.0 == other.0
     }

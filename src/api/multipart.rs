@@ -28,11 +28,27 @@ pub struct Multipart {
 
 impl Multipart {
     /// An empty message (no frames yet).
+    ///
+    /// ```
+    /// let mut m = ferromq::Multipart::new();
+    /// assert!(m.is_empty());
+    /// m.push("frame");
+    /// assert_eq!(m.len(), 1);
+    /// ```
     pub fn new() -> Multipart {
         Multipart::default()
     }
 
     /// Appends a frame.
+    ///
+    /// ```
+    /// use ferromq::{Bytes, Multipart};
+    /// let mut m = Multipart::new();
+    /// m.push(Bytes::from_static(b"id"));
+    /// m.push(vec![0u8; 0]);
+    /// m.push("body");
+    /// assert_eq!(m, vec![Bytes::from("id"), Bytes::new(), Bytes::from("body")]);
+    /// ```
     pub fn push(&mut self, frame: impl Into<Bytes>) {
         self.frames.push(frame.into());
     }
@@ -46,22 +62,55 @@ impl Multipart {
     }
 
     /// Removes and returns the last frame.
+    ///
+    /// ```
+    /// let mut m = ferromq::Multipart::from(["a", "b"]);
+    /// assert_eq!(m.pop(), Some(ferromq::Bytes::from("b")));
+    /// assert_eq!(m.len(), 1);
+    /// ```
     pub fn pop(&mut self) -> Option<Bytes> {
         self.frames.pop()
     }
 
     /// The frames.
+    ///
+    /// ```
+    /// let m = ferromq::Multipart::from(["k", "v"]);
+    /// let total: usize = m.frames().iter().map(|f| f.len()).sum();
+    /// assert_eq!(total, 2);
+    /// ```
     pub fn frames(&self) -> &[Bytes] {
         &self.frames
     }
 
     /// The frames, owned.
+    ///
+    /// ```
+    /// let m = ferromq::Multipart::from(["k", "v"]);
+    /// let frames: Vec<ferromq::Bytes> = m.into_frames();
+    /// assert_eq!(frames[1], "v");
+    /// ```
     pub fn into_frames(self) -> Vec<Bytes> {
         self.frames
     }
 
     /// The properties the sending peer announced in its handshake (Socket-Type, Identity,
-    /// user properties); `None` for a message built locally or from an inproc peer.
+    /// user properties; an inproc peer's are those a ZMTP peer would have sent); `None` for a
+    /// message built locally.
+    ///
+    /// ```
+    /// use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut router = ctx.socket(SocketType::Router)?;
+    /// router.bind("tcp://127.0.0.1:*")?;
+    /// let mut dealer = ctx.socket(SocketType::Dealer)?;
+    /// dealer.connect(&router.last_endpoint()?)?;
+    /// dealer.send("hi", SendFlags::empty())?;
+    /// let msg = router.recv_multipart(RecvFlags::empty())?;
+    /// let props = msg.metadata().ok_or(ferromq::Error::Invalid)?; // tcp peers announce theirs
+    /// assert_eq!(props.get("Socket-Type").map(|t| &t[..]), Some(&b"DEALER"[..]));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn metadata(&self) -> Option<&Metadata> {
         self.metadata.as_deref()
     }

@@ -22,6 +22,21 @@ enum Target<'a> {
 }
 
 /// One entry of a [`poll`] set: a socket or a file descriptor.
+///
+/// ```
+/// use ferromq::{poll, Context, PollItem, SendFlags, SocketType, POLLIN};
+/// let ctx = Context::new();
+/// let (mut a, mut b) = (ctx.socket(SocketType::Pair)?, ctx.socket(SocketType::Pair)?);
+/// let mut idle = ctx.socket(SocketType::Pull)?;
+/// a.bind("inproc://doc-pollitem")?;
+/// b.connect("inproc://doc-pollitem")?;
+/// b.send("x", SendFlags::empty())?;
+/// let mut items = [PollItem::socket(&a, POLLIN), PollItem::socket(&idle, POLLIN)];
+/// assert_eq!(poll(&mut items, 1000)?, 1);
+/// assert!(items[0].is_readable() && !items[1].is_readable());
+/// # let _ = &mut idle;
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct PollItem<'a> {
     target: Target<'a>,
@@ -31,6 +46,18 @@ pub struct PollItem<'a> {
 
 impl<'a> PollItem<'a> {
     /// Polls `socket` for `events` (`POLLIN` | `POLLOUT`).
+    ///
+    /// ```
+    /// use ferromq::{poll, Context, PollItem, SocketType, POLLOUT};
+    /// let ctx = Context::new();
+    /// let mut a = ctx.socket(SocketType::Pair)?;
+    /// let mut b = ctx.socket(SocketType::Pair)?;
+    /// a.bind("inproc://doc-pollitem-socket")?;
+    /// b.connect("inproc://doc-pollitem-socket")?;
+    /// let mut items = [PollItem::socket(&b, POLLOUT)];
+    /// assert_eq!(poll(&mut items, 0)?, 1); // connected: room to send
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn socket(socket: &'a Socket, events: i16) -> PollItem<'a> {
         PollItem {
             target: Target::Socket(socket),
@@ -42,6 +69,17 @@ impl<'a> PollItem<'a> {
     /// Polls a file descriptor for `events` (`POLLIN` | `POLLOUT`; `POLLERR` is always
     /// reported). A C caller's raw fd becomes one with `BorrowedFd::borrow_raw` at the
     /// boundary, where its lifetime is the caller's promise.
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// use std::os::fd::AsFd;
+    /// use ferromq::{poll, PollItem, POLLIN};
+    /// let (mut w, r) = std::os::unix::net::UnixStream::pair().map_err(ferromq::Error::from)?;
+    /// w.write_all(b"!").map_err(ferromq::Error::from)?;
+    /// let mut items = [PollItem::fd(r.as_fd(), POLLIN)];
+    /// assert_eq!(poll(&mut items, 1000)?, 1);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn fd(fd: BorrowedFd<'a>, events: i16) -> PollItem<'a> {
         PollItem {
             target: Target::Fd(fd),
@@ -51,21 +89,65 @@ impl<'a> PollItem<'a> {
     }
 
     /// What was ready at the last `poll`.
+    ///
+    /// ```
+    /// use ferromq::{poll, Context, PollItem, SocketType, POLLIN, POLLOUT};
+    /// let ctx = Context::new();
+    /// let mut a = ctx.socket(SocketType::Pair)?;
+    /// let mut b = ctx.socket(SocketType::Pair)?;
+    /// a.bind("inproc://doc-revents")?;
+    /// b.connect("inproc://doc-revents")?;
+    /// let mut items = [PollItem::socket(&b, POLLIN | POLLOUT)];
+    /// poll(&mut items, 0)?;
+    /// assert_eq!(items[0].revents(), POLLOUT); // nothing to read yet
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn revents(&self) -> i16 {
         self.revents
     }
 
     /// Whether `POLLIN` was ready.
+    ///
+    /// ```
+    /// use ferromq::{poll, Context, PollItem, SocketType, POLLIN};
+    /// let ctx = Context::new();
+    /// let s = ctx.socket(SocketType::Pull)?;
+    /// let mut items = [PollItem::socket(&s, POLLIN)];
+    /// assert_eq!(poll(&mut items, 0)?, 0);
+    /// assert!(!items[0].is_readable());
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn is_readable(&self) -> bool {
         self.revents & POLLIN != 0
     }
 
     /// Whether `POLLOUT` was ready.
+    ///
+    /// ```
+    /// use ferromq::{poll, Context, PollItem, SocketType, POLLOUT};
+    /// let ctx = Context::new();
+    /// let s = ctx.socket(SocketType::Pub)?; // a PUB can always send (it drops without peers)
+    /// let mut items = [PollItem::socket(&s, POLLOUT)];
+    /// poll(&mut items, 0)?;
+    /// assert!(items[0].is_writable());
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn is_writable(&self) -> bool {
         self.revents & POLLOUT != 0
     }
 
     /// Whether the fd reported an error or hang-up.
+    ///
+    /// ```
+    /// use std::os::fd::AsFd;
+    /// use ferromq::{poll, PollItem, POLLIN};
+    /// let (w, r) = std::os::unix::net::UnixStream::pair().map_err(ferromq::Error::from)?;
+    /// drop(w); // the peer hangs up: POLLHUP, which zmq_poll reports as POLLERR
+    /// let mut items = [PollItem::fd(r.as_fd(), POLLIN)];
+    /// poll(&mut items, 1000)?;
+    /// assert!(items[0].is_error());
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn is_error(&self) -> bool {
         self.revents & POLLERR != 0
     }
@@ -124,6 +206,18 @@ fn wait(items: &[PollItem<'_>], timeout: Option<Duration>) -> Result<Vec<PollFla
 /// once); returns how many items are ready. `ETERM` once a polled socket's context is
 /// terminated; `EINTR` when a signal arrives while waiting. An empty set sleeps out the timeout (`EINVAL`
 /// with -1, which would never return).
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use ferromq::{poll, Context, PollItem, SocketType, POLLIN};
+/// let ctx = Context::new();
+/// let s = ctx.socket(SocketType::Pull)?;
+/// let start = Instant::now();
+/// let mut items = [PollItem::socket(&s, POLLIN)];
+/// assert_eq!(poll(&mut items, 20)?, 0); // timed out, nothing ready
+/// assert!(start.elapsed() >= Duration::from_millis(20));
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
     let until = u64::try_from(timeout_ms)
         .ok()

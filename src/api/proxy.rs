@@ -23,6 +23,37 @@ use crate::error::Result;
 use crate::{POLLIN, POLLOUT};
 
 /// Message and byte counts of one proxied socket (libzmq's `zmq_socket_stats_t`).
+///
+/// ```
+/// use ferromq::{Context, RecvFlags, SendFlags, SocketStats, SocketType};
+/// let ctx = Context::new();
+/// let (mut front, mut back) = (ctx.socket(SocketType::Pull)?, ctx.socket(SocketType::Push)?);
+/// front.bind("inproc://doc-stats-in")?;
+/// back.bind("inproc://doc-stats-out")?;
+/// let mut control = ctx.socket(SocketType::Rep)?;
+/// control.bind("inproc://doc-stats-ctl")?;
+/// let proxy = std::thread::spawn(move || {
+///     ferromq::proxy_steerable(&mut front, &mut back, None, Some(&mut control))
+/// });
+/// let mut input = ctx.socket(SocketType::Push)?;
+/// input.connect("inproc://doc-stats-in")?;
+/// let mut output = ctx.socket(SocketType::Pull)?;
+/// output.connect("inproc://doc-stats-out")?;
+/// input.send("12345", SendFlags::empty())?;
+/// output.recv(RecvFlags::empty())?;
+/// let mut steer = ctx.socket(SocketType::Req)?;
+/// steer.connect("inproc://doc-stats-ctl")?;
+/// steer.send("STATISTICS", SendFlags::empty())?;
+/// // Eight u64 figures: the frontend's msg_in, bytes_in, msg_out, bytes_out, then the backend's.
+/// let figures = steer.recv_multipart(RecvFlags::empty())?;
+/// let n = |i: usize| u64::from_ne_bytes(figures[i][..8].try_into().unwrap_or([0; 8]));
+/// let frontend = SocketStats { msg_in: n(0), bytes_in: n(1), msg_out: n(2), bytes_out: n(3) };
+/// assert_eq!(frontend, SocketStats { msg_in: 1, bytes_in: 5, ..SocketStats::default() });
+/// steer.send("TERMINATE", SendFlags::empty())?;
+/// steer.recv(RecvFlags::empty())?;
+/// proxy.join().expect("proxy thread")?;
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SocketStats {
     /// Messages received.
@@ -124,6 +155,27 @@ fn handle_control(
 
 /// `zmq_proxy`: runs until a socket fails; returns that error (`Error::Term` once the
 /// context is shut down).
+///
+/// ```
+/// use ferromq::{Context, Error, RecvFlags, SendFlags, SocketType};
+/// let ctx = Context::new();
+/// let (mut front, mut back) = (ctx.socket(SocketType::Router)?, ctx.socket(SocketType::Dealer)?);
+/// front.bind("inproc://doc-proxy-front")?;
+/// back.bind("inproc://doc-proxy-back")?;
+/// // A request-reply broker: clients' REQs to the ROUTER, workers' REPs behind the DEALER.
+/// let broker = std::thread::spawn(move || ferromq::proxy(&mut front, &mut back, None));
+/// let mut worker = ctx.socket(SocketType::Rep)?;
+/// worker.connect("inproc://doc-proxy-back")?;
+/// let mut client = ctx.socket(SocketType::Req)?;
+/// client.connect("inproc://doc-proxy-front")?;
+/// client.send("2+2", SendFlags::empty())?;
+/// assert_eq!(worker.recv(RecvFlags::empty())?.as_slice(), b"2+2");
+/// worker.send("4", SendFlags::empty())?;
+/// assert_eq!(client.recv(RecvFlags::empty())?.as_slice(), b"4");
+/// ctx.shutdown(); // the proxy returns ETERM
+/// assert_eq!(broker.join().expect("broker thread"), Err(Error::Term));
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 pub fn proxy(
     frontend: &mut Socket,
     backend: &mut Socket,
@@ -134,6 +186,35 @@ pub fn proxy(
 
 /// `zmq_proxy_steerable`: as [`proxy`], also obeying PAUSE, RESUME, TERMINATE and
 /// STATISTICS on `control`. Returns `Ok(())` after TERMINATE.
+///
+/// ```
+/// use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+/// let ctx = Context::new();
+/// let (mut front, mut back) = (ctx.socket(SocketType::Pull)?, ctx.socket(SocketType::Push)?);
+/// front.bind("inproc://doc-steer-in")?;
+/// back.bind("inproc://doc-steer-out")?;
+/// let mut control = ctx.socket(SocketType::Pair)?;
+/// control.bind("inproc://doc-steer-ctl")?;
+/// let mut capture = ctx.socket(SocketType::Push)?;
+/// capture.bind("inproc://doc-steer-cap")?;
+/// let proxy = std::thread::spawn(move || {
+///     ferromq::proxy_steerable(&mut front, &mut back, Some(&mut capture), Some(&mut control))
+/// });
+/// let mut tap = ctx.socket(SocketType::Pull)?;
+/// tap.connect("inproc://doc-steer-cap")?;
+/// let mut input = ctx.socket(SocketType::Push)?;
+/// input.connect("inproc://doc-steer-in")?;
+/// let mut output = ctx.socket(SocketType::Pull)?;
+/// output.connect("inproc://doc-steer-out")?;
+/// input.send("m", SendFlags::empty())?;
+/// assert_eq!(output.recv(RecvFlags::empty())?.as_slice(), b"m");
+/// assert_eq!(tap.recv(RecvFlags::empty())?.as_slice(), b"m"); // every message, copied
+/// let mut steer = ctx.socket(SocketType::Pair)?;
+/// steer.connect("inproc://doc-steer-ctl")?;
+/// steer.send("TERMINATE", SendFlags::empty())?;
+/// proxy.join().expect("proxy thread")?; // Ok(()) after TERMINATE
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 pub fn proxy_steerable(
     frontend: &mut Socket,
     backend: &mut Socket,
@@ -196,6 +277,27 @@ pub fn proxy_steerable(
 /// the socket receives goes back out through it. libzmq skips the POLLOUT check then, so a
 /// message waits on the socket's own send (HWM, timeout) instead. Counts go to the frontend's
 /// in and the backend's out, as libzmq counts them.
+///
+/// ```
+/// use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+/// let ctx = Context::new();
+/// let mut echo = ctx.socket(SocketType::Dealer)?;
+/// echo.bind("inproc://doc-loopback")?;
+/// let mut control = ctx.socket(SocketType::Pair)?;
+/// control.bind("inproc://doc-loopback-ctl")?;
+/// let proxy = std::thread::spawn(move || {
+///     ferromq::proxy_steerable_loopback(&mut echo, None, Some(&mut control))
+/// });
+/// let mut peer = ctx.socket(SocketType::Dealer)?;
+/// peer.connect("inproc://doc-loopback")?;
+/// peer.send("echo me", SendFlags::empty())?;
+/// assert_eq!(peer.recv(RecvFlags::empty())?.as_slice(), b"echo me");
+/// let mut steer = ctx.socket(SocketType::Pair)?;
+/// steer.connect("inproc://doc-loopback-ctl")?;
+/// steer.send("TERMINATE", SendFlags::empty())?;
+/// proxy.join().expect("proxy thread")?;
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 pub fn proxy_steerable_loopback(
     socket: &mut Socket,
     mut capture: Option<&mut Socket>,

@@ -34,16 +34,52 @@ impl<M> SendError<M> {
     }
 
     /// What went wrong (`Again` when the socket could not take the message now).
+    ///
+    /// ```
+    /// use ferromq::{Context, Error, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut req = ctx.socket(SocketType::Req)?;
+    /// req.connect("inproc://doc-send-error")?;
+    /// req.send("first", SendFlags::empty())?;
+    /// // A REQ must receive the reply before it sends again.
+    /// let e = req.send("second", SendFlags::empty()).unwrap_err();
+    /// assert_eq!(e.error(), Error::Fsm);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn error(&self) -> Error {
         self.error
     }
 
     /// The message, as it was before the send.
+    ///
+    /// ```
+    /// use ferromq::{Context, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut s = ctx.socket(SocketType::Push)?;
+    /// let e = s.send_multipart(["a", "b"], SendFlags::DONTWAIT).unwrap_err();
+    /// assert_eq!(e.message().len(), 2); // refused whole, so it comes back whole
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn message(&self) -> &M {
         &self.msg
     }
 
     /// The message back, to retry or reroute it.
+    ///
+    /// ```
+    /// use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut busy = ctx.socket(SocketType::Push)?;
+    /// let mut spare = ctx.socket(SocketType::Push)?;
+    /// let mut pull = ctx.socket(SocketType::Pull)?;
+    /// pull.bind("inproc://doc-into-message")?;
+    /// spare.connect("inproc://doc-into-message")?;
+    /// if let Err(e) = busy.send("job", SendFlags::DONTWAIT) {
+    ///     spare.send(e.into_message(), SendFlags::empty())?; // reroute it
+    /// }
+    /// assert_eq!(pull.recv(RecvFlags::empty())?.as_slice(), b"job");
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn into_message(self) -> M {
         self.msg
     }

@@ -58,6 +58,18 @@ struct ConnectRecord {
 
 /// A ZeroMQ socket. `Send` and `Sync` (its core sits behind a lock that the threads delivering
 /// commands share), but its calls take `&mut self`: one thread uses it at a time, as in libzmq.
+///
+/// ```
+/// use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+/// let ctx = Context::new();
+/// let mut push = ctx.socket(SocketType::Push)?;
+/// let mut pull = ctx.socket(SocketType::Pull)?;
+/// pull.bind("tcp://127.0.0.1:*")?; // port 0: the OS picks one
+/// push.connect(&pull.last_endpoint()?)?;
+/// push.send("work", SendFlags::empty())?;
+/// assert_eq!(pull.recv(RecvFlags::empty())?.as_slice(), b"work");
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Socket {
     ctx: Arc<CtxInner>,
@@ -145,6 +157,13 @@ impl Socket {
     }
 
     /// The socket's type.
+    ///
+    /// ```
+    /// let ctx = ferromq::Context::new();
+    /// let s = ctx.socket(ferromq::SocketType::Dealer)?;
+    /// assert_eq!(s.socket_type(), ferromq::SocketType::Dealer);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn socket_type(&self) -> SocketType {
         self.kind
     }
@@ -181,6 +200,15 @@ impl Socket {
     }
 
     /// Binds to an endpoint (`tcp://`, `ipc://`, `inproc://`).
+    ///
+    /// ```
+    /// let ctx = ferromq::Context::new();
+    /// let mut rep = ctx.socket(ferromq::SocketType::Rep)?;
+    /// rep.bind("inproc://doc-bind")?;
+    /// rep.bind("tcp://127.0.0.1:*")?;
+    /// assert!(rep.last_endpoint()?.starts_with("tcp://127.0.0.1:"));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn bind(&mut self, endpoint: &str) -> Result<()> {
         if self.ctx.is_terminated() {
             return Err(Error::Term);
@@ -233,6 +261,19 @@ impl Socket {
     }
 
     /// Connects to an endpoint. tcp/ipc connect in the background and reconnect as needed.
+    ///
+    /// ```
+    /// use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut a = ctx.socket(SocketType::Pair)?;
+    /// let mut b = ctx.socket(SocketType::Pair)?;
+    /// // inproc may connect before its bind; the message waits in the pipe.
+    /// b.connect("inproc://doc-connect")?;
+    /// b.send("early", SendFlags::empty())?;
+    /// a.bind("inproc://doc-connect")?;
+    /// assert_eq!(a.recv(RecvFlags::empty())?.as_slice(), b"early");
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn connect(&mut self, endpoint: &str) -> Result<()> {
         if self.ctx.is_terminated() {
             return Err(Error::Term);
@@ -305,6 +346,16 @@ impl Socket {
     }
 
     /// Stops listening on a bound endpoint and closes the connections it accepted.
+    ///
+    /// ```
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Pull)?;
+    /// s.bind("tcp://127.0.0.1:*")?;
+    /// let endpoint = s.last_endpoint()?;
+    /// s.unbind(&endpoint)?;
+    /// assert_eq!(s.unbind(&endpoint), Err(ferromq::Error::NoEnt));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn unbind(&mut self, endpoint: &str) -> Result<()> {
         if self.ctx.is_terminated() {
             return Err(Error::Term);
@@ -330,6 +381,15 @@ impl Socket {
     }
 
     /// Drops a connected endpoint and its pipes.
+    ///
+    /// ```
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Push)?;
+    /// s.connect("tcp://127.0.0.1:5555")?; // connects in the background, retrying
+    /// s.disconnect("tcp://127.0.0.1:5555")?;
+    /// assert_eq!(s.disconnect("tcp://127.0.0.1:5555"), Err(ferromq::Error::NoEnt));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn disconnect(&mut self, endpoint: &str) -> Result<()> {
         if self.ctx.is_terminated() {
             return Err(Error::Term);
@@ -355,6 +415,20 @@ impl Socket {
     /// `endpoint` receives the `events` (a mask of `monitor::EVENT_*`) in libzmq's two-frame
     /// format; read them with a PAIR connected there and [`crate::monitor::MonitorEvent`].
     /// A second call replaces the monitor; `EPROTONOSUPPORT` for a non-inproc endpoint.
+    ///
+    /// ```
+    /// use ferromq::monitor::{MonitorEvent, EVENT_LISTENING};
+    /// use ferromq::{Context, RecvFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut s = ctx.socket(SocketType::Rep)?;
+    /// s.monitor("inproc://doc-monitor", EVENT_LISTENING)?;
+    /// let mut events = ctx.socket(SocketType::Pair)?;
+    /// events.connect("inproc://doc-monitor")?;
+    /// s.bind("tcp://127.0.0.1:*")?;
+    /// let ev = MonitorEvent::parse(&events.recv_multipart(RecvFlags::empty())?)?;
+    /// assert_eq!((ev.event, ev.endpoint), (EVENT_LISTENING, s.last_endpoint()?));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn monitor(&mut self, endpoint: &str, events: u16) -> Result<()> {
         if self.ctx.is_terminated() {
             return Err(Error::Term);
@@ -371,12 +445,43 @@ impl Socket {
     }
 
     /// Stops the monitor (it sends MONITOR_STOPPED if asked for).
+    ///
+    /// ```
+    /// use ferromq::monitor::{MonitorEvent, EVENT_MONITOR_STOPPED};
+    /// use ferromq::{Context, RecvFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut s = ctx.socket(SocketType::Rep)?;
+    /// s.monitor("inproc://doc-stop-monitor", EVENT_MONITOR_STOPPED)?;
+    /// let mut events = ctx.socket(SocketType::Pair)?;
+    /// events.connect("inproc://doc-stop-monitor")?;
+    /// s.stop_monitor();
+    /// let ev = MonitorEvent::parse(&events.recv_multipart(RecvFlags::empty())?)?;
+    /// assert_eq!(ev.event, EVENT_MONITOR_STOPPED);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn stop_monitor(&mut self) {
         self.monitor.stop();
     }
 
     /// Sends one message part. A refused part comes back in the error (`EAGAIN` under
     /// `DONTWAIT` or after SNDTIMEO, `ETERM`, the pattern's own errors).
+    ///
+    /// ```
+    /// use ferromq::{Bytes, Context, Error, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut a = ctx.socket(SocketType::Pair)?;
+    /// let mut b = ctx.socket(SocketType::Pair)?;
+    /// a.bind("inproc://doc-send")?;
+    /// b.connect("inproc://doc-send")?;
+    /// b.send(Bytes::from_static(b"head"), SendFlags::SNDMORE)?;
+    /// b.send("tail", SendFlags::empty())?;
+    /// assert_eq!(a.recv_multipart(RecvFlags::empty())?, vec![Bytes::from("head"), Bytes::from("tail")]);
+    /// // With no peer, a non-blocking send is refused and the message comes back.
+    /// let mut lonely = ctx.socket(SocketType::Push)?;
+    /// let refused = lonely.send("kept", SendFlags::DONTWAIT).unwrap_err();
+    /// assert_eq!((refused.error(), refused.message().as_slice()), (Error::Again, &b"kept"[..]));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn send(&mut self, msg: impl Into<Msg>, flags: SendFlags) -> SendResult<Msg> {
         let Msg {
             data,
@@ -426,6 +531,19 @@ impl Socket {
     /// Sends a copy of `data` as one message part, as `zmq_send` does. The copy goes into
     /// buffers the socket recycles (see `send_buffers`) rather than a fresh allocation, so
     /// prefer this to `send(Bytes::copy_from_slice(data), ..)` for borrowed bytes.
+    ///
+    /// ```
+    /// use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut a = ctx.socket(SocketType::Pair)?;
+    /// let mut b = ctx.socket(SocketType::Pair)?;
+    /// a.bind("inproc://doc-send-slice")?;
+    /// b.connect("inproc://doc-send-slice")?;
+    /// let buf = [1u8, 2, 3];
+    /// b.send_slice(&buf, SendFlags::empty())?; // `buf` stays ours
+    /// assert_eq!(a.recv(RecvFlags::empty())?.as_slice(), &buf);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn send_slice(&mut self, data: &[u8], flags: SendFlags) -> SendResult<Msg> {
         let body = self.copy_to_send(data);
         self.send(body, flags)
@@ -437,6 +555,21 @@ impl Socket {
     }
 
     /// Receives one message part.
+    ///
+    /// ```
+    /// use ferromq::{Context, Error, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut a = ctx.socket(SocketType::Pair)?;
+    /// let mut b = ctx.socket(SocketType::Pair)?;
+    /// a.bind("inproc://doc-recv")?;
+    /// b.connect("inproc://doc-recv")?;
+    /// assert_eq!(a.recv(RecvFlags::DONTWAIT).err(), Some(Error::Again));
+    /// b.send_multipart(["one", "two"], SendFlags::empty())?;
+    /// let first = a.recv(RecvFlags::empty())?;
+    /// assert!(first.more && a.rcvmore());
+    /// assert_eq!(a.recv(RecvFlags::empty())?.as_slice(), b"two");
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn recv(&mut self, flags: RecvFlags) -> Result<Msg> {
         let mut patience =
             Patience::new(flags.contains(RecvFlags::DONTWAIT), self.options.rcvtimeo);
@@ -475,6 +608,22 @@ impl Socket {
     /// to the first part, as the pipes take every other part of a message whose first part
     /// they took). A message refused whole comes back whole in the error; should a later part
     /// fail (`ETERM`), the error holds the parts not sent.
+    ///
+    /// ```
+    /// use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut router = ctx.socket(SocketType::Router)?;
+    /// let mut dealer = ctx.socket(SocketType::Dealer)?;
+    /// dealer.set_routing_id(b"d1")?;
+    /// router.bind("inproc://doc-send-multipart")?;
+    /// dealer.connect("inproc://doc-send-multipart")?;
+    /// dealer.send("hi", ferromq::SendFlags::empty())?;
+    /// let request = router.recv_multipart(RecvFlags::empty())?;
+    /// assert_eq!(request[0], "d1");
+    /// router.send_multipart([request[0].clone(), "reply".into()], SendFlags::empty())?;
+    /// assert_eq!(dealer.recv(RecvFlags::empty())?.as_slice(), b"reply");
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn send_multipart(
         &mut self,
         parts: impl IntoIterator<Item = impl Into<Bytes>>,
@@ -508,6 +657,20 @@ impl Socket {
     }
 
     /// Receives every part of a message.
+    ///
+    /// ```
+    /// use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut a = ctx.socket(SocketType::Pair)?;
+    /// let mut b = ctx.socket(SocketType::Pair)?;
+    /// a.bind("inproc://doc-recv-multipart")?;
+    /// b.connect("inproc://doc-recv-multipart")?;
+    /// b.send_multipart(["a", "b", "c"], SendFlags::empty())?;
+    /// let msg = a.recv_multipart(RecvFlags::empty())?;
+    /// assert_eq!(msg.len(), 3);
+    /// assert_eq!(msg[2], "c");
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn recv_multipart(&mut self, flags: RecvFlags) -> Result<Multipart> {
         let mut parts = Multipart::new();
         loop {
@@ -522,6 +685,18 @@ impl Socket {
 
     /// ZMQ_FD: readable whenever the socket's events may have changed (edge-triggered:
     /// check [`Socket::events`] until it reports nothing before waiting again).
+    ///
+    /// ```
+    /// use ferromq::option::ZMQ_FD;
+    /// let ctx = ferromq::Context::new();
+    /// let s = ctx.socket(ferromq::SocketType::Dealer)?;
+    /// // Hand this to an event loop (epoll, tokio's AsyncFd): readable means "check events".
+    /// let fd = s.fd();
+    /// let mut out = [0u8; 4];
+    /// s.get_option_raw(ZMQ_FD, &mut out)?;
+    /// assert_eq!(i32::from_ne_bytes(out), fd);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn fd(&self) -> RawFd {
         self.signal.raw_fd()
     }
@@ -536,6 +711,20 @@ impl Socket {
     }
 
     /// ZMQ_EVENTS: what the socket can do now.
+    ///
+    /// ```
+    /// use ferromq::{Context, Events, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut a = ctx.socket(SocketType::Pair)?;
+    /// let mut b = ctx.socket(SocketType::Pair)?;
+    /// a.bind("inproc://doc-events")?;
+    /// b.connect("inproc://doc-events")?;
+    /// assert!(!a.events().contains(Events::POLLIN));
+    /// b.send("x", SendFlags::empty())?;
+    /// assert!(a.events().contains(Events::POLLIN));
+    /// assert!(b.events().contains(Events::POLLOUT));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn events(&mut self) -> Events {
         self.current_events()
     }
@@ -555,23 +744,75 @@ impl Socket {
     }
 
     /// ZMQ_LAST_ENDPOINT.
+    ///
+    /// ```
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Pull)?;
+    /// assert_eq!(s.last_endpoint()?, "");
+    /// s.bind("tcp://127.0.0.1:*")?;
+    /// let port: u16 = s.last_endpoint()?.rsplit(':').next().unwrap_or("").parse().unwrap_or(0);
+    /// assert_ne!(port, 0);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn last_endpoint(&self) -> Result<String> {
         Ok(self.last_endpoint.clone())
     }
 
     /// ZMQ_RCVMORE: the last part received has more parts after it.
+    ///
+    /// ```
+    /// use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut a = ctx.socket(SocketType::Pair)?;
+    /// let mut b = ctx.socket(SocketType::Pair)?;
+    /// a.bind("inproc://doc-rcvmore")?;
+    /// b.connect("inproc://doc-rcvmore")?;
+    /// b.send_multipart(["1", "2"], SendFlags::empty())?;
+    /// a.recv(RecvFlags::empty())?;
+    /// assert!(a.rcvmore());
+    /// a.recv(RecvFlags::empty())?;
+    /// assert!(!a.rcvmore());
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn rcvmore(&self) -> bool {
         self.rcvmore
     }
 
     /// Sets an option by libzmq's number and raw value bytes (C `int`s in native order), under
     /// the rules of [`option::TABLE`].
+    ///
+    /// ```
+    /// use ferromq::option::{ZMQ_LINGER, ZMQ_SNDHWM};
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Push)?;
+    /// s.set_option_raw(ZMQ_SNDHWM, &50i32.to_ne_bytes())?;
+    /// assert_eq!(s.set_option_raw(ZMQ_LINGER, &[0u8; 2]), Err(ferromq::Error::Invalid)); // not an int
+    /// let mut out = [0u8; 4];
+    /// s.get_option_raw(ZMQ_SNDHWM, &mut out)?;
+    /// assert_eq!(i32::from_ne_bytes(out), 50);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_option_raw(&mut self, option: i32, value: &[u8]) -> Result<()> {
         self.set_option_input(option, option::Input::of(value))
     }
 
     /// [`Socket::set_option_raw`] with the C caller's NULL-ness of the value (libzmq clears
     /// some string options on `(NULL, 0)` and refuses `("", 0)`).
+    ///
+    /// ```
+    /// use ferromq::option::{Input, ZMQ_MECHANISM, ZMQ_PLAIN_USERNAME};
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Dealer)?;
+    /// s.set_option_input(ZMQ_PLAIN_USERNAME, Input::of(b"admin"))?;
+    /// // A C caller's (NULL, 0) turns PLAIN off again; ("", 0) is refused, as in libzmq.
+    /// s.set_option_input(ZMQ_PLAIN_USERNAME, Input { bytes: &[], null: true })?;
+    /// let mut out = [0u8; 4];
+    /// s.get_option_raw(ZMQ_MECHANISM, &mut out)?;
+    /// assert_eq!(i32::from_ne_bytes(out), 0); // ZMQ_NULL
+    /// let empty = s.set_option_input(ZMQ_PLAIN_USERNAME, Input::of(b""));
+    /// assert_eq!(empty, Err(ferromq::Error::Invalid));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_option_input(&mut self, option: i32, value: option::Input<'_>) -> Result<()> {
         if self.ctx.is_terminated() {
             return Err(Error::Term);
@@ -600,6 +841,17 @@ impl Socket {
 
     /// Reads an option by libzmq's number into `out` (the caller's whole buffer, whose size
     /// the table's rule checks); returns the length written.
+    ///
+    /// ```
+    /// use ferromq::option::ZMQ_TYPE;
+    /// let ctx = ferromq::Context::new();
+    /// let s = ctx.socket(ferromq::SocketType::Router)?;
+    /// let mut out = [0u8; 4];
+    /// assert_eq!(s.get_option_raw(ZMQ_TYPE, &mut out)?, 4);
+    /// assert_eq!(i32::from_ne_bytes(out), 6); // ZMQ_ROUTER
+    /// assert_eq!(s.get_option_raw(ZMQ_TYPE, &mut [0u8; 2]), Err(ferromq::Error::Invalid));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn get_option_raw(&self, option: i32, out: &mut [u8]) -> Result<usize> {
         if self.ctx.is_terminated() {
             return Err(Error::Term);
@@ -651,6 +903,15 @@ impl Socket {
     }
 
     /// Reads an option by its typed key (`EINVAL` for a write-only one).
+    ///
+    /// ```
+    /// use ferromq::option::typed::{ZMQ_RCVHWM, ZMQ_RCVTIMEO};
+    /// let ctx = ferromq::Context::new();
+    /// let s = ctx.socket(ferromq::SocketType::Pull)?;
+    /// assert_eq!(s.get(ZMQ_RCVHWM)?, 1000); // libzmq's default
+    /// assert_eq!(s.get(ZMQ_RCVTIMEO)?, None); // -1: wait forever
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn get<T: option::typed::OptionValue>(&self, key: option::typed::Opt<T>) -> Result<T> {
         let mut raw = [0u8; 8];
         let out = &mut raw[..T::SIZE];
@@ -663,31 +924,106 @@ impl Socket {
     }
 
     /// ZMQ_SNDHWM (messages, 0 = none); applies to existing peers' pipes too, as in libzmq.
+    ///
+    /// ```
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Push)?;
+    /// s.set_sndhwm(10)?;
+    /// assert_eq!(s.get(ferromq::option::typed::ZMQ_SNDHWM)?, 10);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_sndhwm(&mut self, v: i32) -> Result<()> {
         self.set_int(option::ZMQ_SNDHWM, v)
     }
     /// ZMQ_RCVHWM.
+    ///
+    /// ```
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Pull)?;
+    /// s.set_rcvhwm(0)?; // no limit
+    /// assert_eq!(s.get(ferromq::option::typed::ZMQ_RCVHWM)?, 0);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_rcvhwm(&mut self, v: i32) -> Result<()> {
         self.set_int(option::ZMQ_RCVHWM, v)
     }
     /// ZMQ_LINGER (ms, -1 = forever).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Push)?;
+    /// s.set_linger(0)?; // drop unsent messages on close
+    /// assert_eq!(s.get(ferromq::option::typed::ZMQ_LINGER)?, Some(Duration::ZERO));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_linger(&mut self, v: i32) -> Result<()> {
         self.set_int(option::ZMQ_LINGER, v)
     }
     /// ZMQ_SNDTIMEO (ms, -1 = forever).
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use ferromq::{Context, Error, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut s = ctx.socket(SocketType::Push)?; // no peer: a send must wait
+    /// s.set_sndtimeo(20)?;
+    /// let start = Instant::now();
+    /// assert_eq!(s.send("x", SendFlags::empty()).unwrap_err().error(), Error::Again);
+    /// assert!(start.elapsed() >= Duration::from_millis(20));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_sndtimeo(&mut self, v: i32) -> Result<()> {
         self.set_int(option::ZMQ_SNDTIMEO, v)
     }
     /// ZMQ_RCVTIMEO (ms, -1 = forever).
+    ///
+    /// ```
+    /// use ferromq::{Context, Error, RecvFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut s = ctx.socket(SocketType::Pull)?;
+    /// s.set_rcvtimeo(10)?;
+    /// assert_eq!(s.recv(RecvFlags::empty()).err(), Some(Error::Again));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_rcvtimeo(&mut self, v: i32) -> Result<()> {
         self.set_int(option::ZMQ_RCVTIMEO, v)
     }
     /// ZMQ_ROUTING_ID.
+    ///
+    /// ```
+    /// use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut router = ctx.socket(SocketType::Router)?;
+    /// let mut dealer = ctx.socket(SocketType::Dealer)?;
+    /// dealer.set_routing_id(b"worker-1")?;
+    /// router.bind("inproc://doc-routing-id")?;
+    /// dealer.connect("inproc://doc-routing-id")?;
+    /// dealer.send("ready", SendFlags::empty())?;
+    /// assert_eq!(router.recv_multipart(RecvFlags::empty())?[0], "worker-1");
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_routing_id(&mut self, id: &[u8]) -> Result<()> {
         self.set_option_raw(option::ZMQ_ROUTING_ID, id)
     }
     /// Makes this socket a CURVE server with these long-term keys (ZMQ_CURVE_SERVER,
     /// ZMQ_CURVE_SECRETKEY, ZMQ_CURVE_PUBLICKEY); connections made afterwards use them.
+    ///
+    /// ```
+    /// use ferromq::{Context, CurveKeyPair, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let server_keys = CurveKeyPair::generate().ok_or(ferromq::Error::NoMem)?; // None: no OS randomness
+    /// let client_keys = CurveKeyPair::generate().ok_or(ferromq::Error::NoMem)?;
+    /// let mut server = ctx.socket(SocketType::Rep)?;
+    /// server.set_curve_server(&server_keys)?;
+    /// server.bind("tcp://127.0.0.1:*")?;
+    /// let mut client = ctx.socket(SocketType::Req)?;
+    /// client.set_curve_client(&client_keys, &server_keys.public)?;
+    /// client.connect(&server.last_endpoint()?)?;
+    /// client.send("secret", SendFlags::empty())?;
+    /// assert_eq!(server.recv(RecvFlags::empty())?.as_slice(), b"secret");
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_curve_server(&mut self, keys: &crate::CurveKeyPair) -> Result<()> {
         self.set_int(option::ZMQ_CURVE_SERVER, 1)?;
         let secret = zeroize::Zeroizing::new(keys.secret_bytes());
@@ -696,6 +1032,19 @@ impl Socket {
     }
     /// Makes this socket a CURVE client of the server whose public key is `server`, with our
     /// long-term keys (ZMQ_CURVE_SERVERKEY, ZMQ_CURVE_PUBLICKEY, ZMQ_CURVE_SECRETKEY).
+    ///
+    /// ```
+    /// use ferromq::option::{security::MechanismKind, ZMQ_MECHANISM};
+    /// let ctx = ferromq::Context::new();
+    /// let server = ferromq::CurveKeyPair::generate().ok_or(ferromq::Error::NoMem)?;
+    /// let mut s = ctx.socket(ferromq::SocketType::Dealer)?;
+    /// let ours = ferromq::CurveKeyPair::generate().ok_or(ferromq::Error::NoMem)?;
+    /// s.set_curve_client(&ours, &server.public)?;
+    /// let mut out = [0u8; 4];
+    /// s.get_option_raw(ZMQ_MECHANISM, &mut out)?;
+    /// assert_eq!(i32::from_ne_bytes(out), MechanismKind::Curve.to_raw());
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_curve_client(
         &mut self,
         keys: &crate::CurveKeyPair,
@@ -708,114 +1057,447 @@ impl Socket {
     }
     /// ZMQ_PLAIN_SERVER: a PLAIN server (it needs a ZAP handler, as in libzmq), or back to
     /// NULL.
+    ///
+    /// ```
+    /// use ferromq::option::typed::ZMQ_PLAIN_SERVER;
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Rep)?;
+    /// s.set_plain_server(true)?;
+    /// assert!(s.get(ZMQ_PLAIN_SERVER)?);
+    /// s.set_plain_server(false)?; // back to NULL
+    /// assert!(!s.get(ZMQ_PLAIN_SERVER)?);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_plain_server(&mut self, on: bool) -> Result<()> {
         self.set_int(option::ZMQ_PLAIN_SERVER, i32::from(on))
     }
     /// ZMQ_PLAIN_USERNAME and ZMQ_PLAIN_PASSWORD: a PLAIN client with these credentials.
+    ///
+    /// ```
+    /// use ferromq::option::{security::MechanismKind, ZMQ_MECHANISM, ZMQ_PLAIN_USERNAME};
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Req)?;
+    /// s.set_plain_client(b"admin", b"secret")?;
+    /// let mut out = [0u8; 16];
+    /// assert_eq!(s.get_option_raw(ZMQ_PLAIN_USERNAME, &mut out)?, 6); // "admin" and its NUL
+    /// s.get_option_raw(ZMQ_MECHANISM, &mut out[..4])?;
+    /// assert_eq!(i32::from_ne_bytes([out[0], out[1], out[2], out[3]]), MechanismKind::Plain.to_raw());
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_plain_client(&mut self, username: &[u8], password: &[u8]) -> Result<()> {
         self.set_option_raw(option::ZMQ_PLAIN_USERNAME, username)?;
         self.set_option_raw(option::ZMQ_PLAIN_PASSWORD, password)
     }
     /// ZMQ_ZAP_DOMAIN: the domain this server's ZAP requests name.
+    ///
+    /// ```
+    /// use ferromq::option::ZMQ_ZAP_DOMAIN;
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Rep)?;
+    /// s.set_zap_domain(b"global")?;
+    /// let mut out = [0u8; 16];
+    /// let n = s.get_option_raw(ZMQ_ZAP_DOMAIN, &mut out)?;
+    /// assert_eq!(&out[..n], b"global\0");
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_zap_domain(&mut self, domain: &[u8]) -> Result<()> {
         self.set_option_raw(option::ZMQ_ZAP_DOMAIN, domain)
     }
     /// ZMQ_CONNECT_ROUTING_ID: the id this ROUTER gives the peer of its next connect.
+    ///
+    /// ```
+    /// use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut router = ctx.socket(SocketType::Router)?;
+    /// let mut peer = ctx.socket(SocketType::Router)?;
+    /// peer.set_routing_id(b"peer")?;
+    /// peer.bind("inproc://doc-connect-rid")?;
+    /// router.set_connect_routing_id(b"p1")?; // our name for the peer we connect to next
+    /// router.connect("inproc://doc-connect-rid")?;
+    /// router.send_multipart(["p1", "hello"], SendFlags::empty())?;
+    /// assert_eq!(peer.recv_multipart(RecvFlags::empty())?[1], "hello");
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_connect_routing_id(&mut self, id: &[u8]) -> Result<()> {
         self.set_option_raw(option::ZMQ_CONNECT_ROUTING_ID, id)
     }
     /// ZMQ_ROUTER_MANDATORY.
+    ///
+    /// ```
+    /// use ferromq::{Context, Error, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut router = ctx.socket(SocketType::Router)?;
+    /// router.set_router_mandatory(true)?; // an unknown peer is an error, not a silent drop
+    /// let refused = router.send_multipart(["nobody", "x"], SendFlags::empty()).unwrap_err();
+    /// assert_eq!(refused.error(), Error::HostUnreachable);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_router_mandatory(&mut self, on: bool) -> Result<()> {
         self.set_int(option::ZMQ_ROUTER_MANDATORY, i32::from(on))
     }
     /// ZMQ_ROUTER_HANDOVER.
+    ///
+    /// ```
+    /// let ctx = ferromq::Context::new();
+    /// let mut router = ctx.socket(ferromq::SocketType::Router)?;
+    /// router.set_router_handover(true)?; // a new peer with a known id takes over
+    /// assert_eq!(
+    ///     ctx.socket(ferromq::SocketType::Dealer)?.set_router_handover(true),
+    ///     Err(ferromq::Error::Invalid) // ROUTER only
+    /// );
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_router_handover(&mut self, on: bool) -> Result<()> {
         self.set_int(option::ZMQ_ROUTER_HANDOVER, i32::from(on))
     }
     /// ZMQ_RECONNECT_IVL (ms).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Dealer)?;
+    /// s.set_reconnect_ivl(250)?;
+    /// assert_eq!(s.get(ferromq::option::typed::ZMQ_RECONNECT_IVL)?, Some(Duration::from_millis(250)));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_reconnect_ivl(&mut self, v: i32) -> Result<()> {
         self.set_int(option::ZMQ_RECONNECT_IVL, v)
     }
     /// ZMQ_RECONNECT_IVL_MAX (ms).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Dealer)?;
+    /// s.set_reconnect_ivl_max(5_000)?; // back off up to 5 s
+    /// assert_eq!(s.get(ferromq::option::typed::ZMQ_RECONNECT_IVL_MAX)?, Duration::from_secs(5));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_reconnect_ivl_max(&mut self, v: i32) -> Result<()> {
         self.set_int(option::ZMQ_RECONNECT_IVL_MAX, v)
     }
     /// ZMQ_HANDSHAKE_IVL (ms, 0 = none).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Rep)?;
+    /// s.set_handshake_ivl(2_000)?;
+    /// assert_eq!(s.get(ferromq::option::typed::ZMQ_HANDSHAKE_IVL)?, Duration::from_secs(2));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_handshake_ivl(&mut self, v: i32) -> Result<()> {
         self.set_int(option::ZMQ_HANDSHAKE_IVL, v)
     }
     /// ZMQ_HEARTBEAT_IVL (ms, 0 = none): each connection made afterwards sends a ZMTP PING
     /// this often.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Dealer)?;
+    /// s.set_heartbeat_ivl(1_000)?;
+    /// assert_eq!(s.get(ferromq::option::typed::ZMQ_HEARTBEAT_IVL)?, Duration::from_secs(1));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_heartbeat_ivl(&mut self, v: i32) -> Result<()> {
         self.set_int(option::ZMQ_HEARTBEAT_IVL, v)
     }
     /// ZMQ_HEARTBEAT_TTL (ms, sent in deciseconds): how long the peer may wait for traffic
     /// after our PING before it closes the connection.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Dealer)?;
+    /// s.set_heartbeat_ttl(3_000)?;
+    /// assert_eq!(s.get(ferromq::option::typed::ZMQ_HEARTBEAT_TTL)?, Duration::from_secs(3));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_heartbeat_ttl(&mut self, v: i32) -> Result<()> {
         self.set_int(option::ZMQ_HEARTBEAT_TTL, v)
     }
     /// ZMQ_HEARTBEAT_TIMEOUT (ms; the interval by default): how long after a PING we wait for
     /// any traffic before the connection is closed (and, when connecting, remade).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Dealer)?;
+    /// s.set_heartbeat_timeout(1_500)?;
+    /// assert_eq!(
+    ///     s.get(ferromq::option::typed::ZMQ_HEARTBEAT_TIMEOUT)?,
+    ///     Some(Duration::from_millis(1_500))
+    /// );
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_heartbeat_timeout(&mut self, v: i32) -> Result<()> {
         self.set_int(option::ZMQ_HEARTBEAT_TIMEOUT, v)
     }
     /// ZMQ_IMMEDIATE.
+    ///
+    /// ```
+    /// use ferromq::{Context, Error, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut s = ctx.socket(SocketType::Push)?;
+    /// s.set_immediate(true)?; // queue only to completed connections
+    /// s.connect("ipc:///nonexistent/ferromq-doc.sock")?; // nobody can ever be there
+    /// assert_eq!(s.send("x", SendFlags::DONTWAIT).unwrap_err().error(), Error::Again);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_immediate(&mut self, on: bool) -> Result<()> {
         self.set_int(option::ZMQ_IMMEDIATE, i32::from(on))
     }
     /// ZMQ_IPV6.
+    ///
+    /// ```
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Pull)?;
+    /// s.set_ipv6(true)?;
+    /// assert!(s.get(ferromq::option::typed::ZMQ_IPV6)?);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_ipv6(&mut self, on: bool) -> Result<()> {
         self.set_int(option::ZMQ_IPV6, i32::from(on))
     }
     /// ZMQ_MAXMSGSIZE (bytes, -1 = none).
+    ///
+    /// ```
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Pull)?;
+    /// s.set_maxmsgsize(1 << 20)?; // peers sending more are disconnected
+    /// assert_eq!(s.get(ferromq::option::typed::ZMQ_MAXMSGSIZE)?, Some(1 << 20));
+    /// s.set_maxmsgsize(-1)?;
+    /// assert_eq!(s.get(ferromq::option::typed::ZMQ_MAXMSGSIZE)?, None);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_maxmsgsize(&mut self, v: i64) -> Result<()> {
         self.set_option_raw(option::ZMQ_MAXMSGSIZE, &v.to_ne_bytes())
     }
     /// ZMQ_SUBSCRIBE: a SUB receives messages starting with `topic` (counted: each call
     /// needs its own unsubscribe); an XPUB in XPUB_MANUAL subscribes its last peer. `EINVAL`
     /// on other types.
+    ///
+    /// ```
+    /// use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut publisher = ctx.socket(SocketType::Pub)?;
+    /// let mut sub = ctx.socket(SocketType::Sub)?;
+    /// publisher.bind("inproc://doc-subscribe")?;
+    /// sub.connect("inproc://doc-subscribe")?;
+    /// sub.set_subscribe(b"weather.")?;
+    /// // inproc subscriptions reach the PUB at connect/subscribe time.
+    /// publisher.send("sports.score", SendFlags::empty())?;
+    /// publisher.send("weather.rain", SendFlags::empty())?;
+    /// assert_eq!(sub.recv(RecvFlags::empty())?.as_slice(), b"weather.rain");
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_subscribe(&mut self, topic: &[u8]) -> Result<()> {
         self.set_option_raw(option::ZMQ_SUBSCRIBE, topic)
     }
     /// ZMQ_UNSUBSCRIBE: drops one subscription made with [`Socket::set_subscribe`].
+    ///
+    /// ```
+    /// use ferromq::{Context, Error, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut publisher = ctx.socket(SocketType::Pub)?;
+    /// let mut sub = ctx.socket(SocketType::Sub)?;
+    /// publisher.bind("inproc://doc-unsubscribe")?;
+    /// sub.connect("inproc://doc-unsubscribe")?;
+    /// sub.set_subscribe(b"")?;
+    /// sub.set_unsubscribe(b"")?;
+    /// publisher.send("dropped", SendFlags::empty())?;
+    /// assert_eq!(sub.recv(RecvFlags::DONTWAIT).err(), Some(Error::Again));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_unsubscribe(&mut self, topic: &[u8]) -> Result<()> {
         self.set_option_raw(option::ZMQ_UNSUBSCRIBE, topic)
     }
     /// ZMQ_CONFLATE: each peer's pipes hold only the newest message, with no HWM (on DEALER,
     /// PULL, PUSH, PUB and SUB, as libzmq; other types ignore it). Set before bind/connect.
+    ///
+    /// ```
+    /// use ferromq::{Context, Error, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut pull = ctx.socket(SocketType::Pull)?;
+    /// let mut push = ctx.socket(SocketType::Push)?;
+    /// pull.set_conflate(true)?;
+    /// push.set_conflate(true)?;
+    /// pull.bind("inproc://doc-conflate")?;
+    /// push.connect("inproc://doc-conflate")?;
+    /// for n in 0..5 {
+    ///     push.send(format!("v{n}"), SendFlags::empty())?;
+    /// }
+    /// assert_eq!(pull.recv(RecvFlags::empty())?.as_slice(), b"v4"); // only the newest
+    /// assert_eq!(pull.recv(RecvFlags::DONTWAIT).err(), Some(Error::Again));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_conflate(&mut self, on: bool) -> Result<()> {
         self.set_int(option::ZMQ_CONFLATE, i32::from(on))
     }
     /// ZMQ_XPUB_VERBOSE: an XPUB passes every subscription up, not only new ones.
+    ///
+    /// ```
+    /// use ferromq::{Context, RecvFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut xpub = ctx.socket(SocketType::XPub)?;
+    /// xpub.set_xpub_verbose(true)?;
+    /// xpub.bind("inproc://doc-xpub-verbose")?;
+    /// let mut subs = [ctx.socket(SocketType::Sub)?, ctx.socket(SocketType::Sub)?];
+    /// for s in &mut subs {
+    ///     s.connect("inproc://doc-xpub-verbose")?;
+    ///     s.set_subscribe(b"t")?;
+    /// }
+    /// // Both subscriptions come up, not just the first.
+    /// assert_eq!(xpub.recv(RecvFlags::empty())?.as_slice(), b"\x01t");
+    /// assert_eq!(xpub.recv(RecvFlags::empty())?.as_slice(), b"\x01t");
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_xpub_verbose(&mut self, on: bool) -> Result<()> {
         self.set_int(option::ZMQ_XPUB_VERBOSE, i32::from(on))
     }
     /// ZMQ_XPUB_VERBOSER: an XPUB passes every subscription and unsubscription up.
+    ///
+    /// ```
+    /// use ferromq::{Context, RecvFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut xpub = ctx.socket(SocketType::XPub)?;
+    /// xpub.set_xpub_verboser(true)?;
+    /// xpub.bind("inproc://doc-xpub-verboser")?;
+    /// let mut sub = ctx.socket(SocketType::Sub)?;
+    /// sub.connect("inproc://doc-xpub-verboser")?;
+    /// sub.set_subscribe(b"t")?;
+    /// sub.set_unsubscribe(b"t")?;
+    /// assert_eq!(xpub.recv(RecvFlags::empty())?.as_slice(), b"\x01t");
+    /// assert_eq!(xpub.recv(RecvFlags::empty())?.as_slice(), b"\x00t");
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_xpub_verboser(&mut self, on: bool) -> Result<()> {
         self.set_int(option::ZMQ_XPUB_VERBOSER, i32::from(on))
     }
     /// ZMQ_XPUB_MANUAL: the application subscribes peers itself (ZMQ_SUBSCRIBE after a
     /// subscription message was received applies to the peer it came from).
+    ///
+    /// ```
+    /// use ferromq::{Context, Error, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut xpub = ctx.socket(SocketType::XPub)?;
+    /// xpub.set_xpub_manual(true)?;
+    /// xpub.bind("inproc://doc-xpub-manual")?;
+    /// let mut sub = ctx.socket(SocketType::Sub)?;
+    /// sub.connect("inproc://doc-xpub-manual")?;
+    /// sub.set_subscribe(b"a")?;
+    /// sub.set_subscribe(b"b")?;
+    /// assert_eq!(xpub.recv(RecvFlags::empty())?.as_slice(), b"\x01a");
+    /// assert_eq!(xpub.recv(RecvFlags::empty())?.as_slice(), b"\x01b");
+    /// xpub.set_subscribe(b"b")?; // we decide: this peer gets "b", not "a"
+    /// xpub.send("a-topic", SendFlags::empty())?;
+    /// xpub.send("b-topic", SendFlags::empty())?;
+    /// assert_eq!(sub.recv(RecvFlags::empty())?.as_slice(), b"b-topic");
+    /// assert_eq!(sub.recv(RecvFlags::DONTWAIT).err(), Some(Error::Again));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_xpub_manual(&mut self, on: bool) -> Result<()> {
         self.set_int(option::ZMQ_XPUB_MANUAL, i32::from(on))
     }
     /// ZMQ_XPUB_NODROP: PUB/XPUB sends wait (or fail with `EAGAIN`) at SNDHWM.
+    ///
+    /// ```
+    /// use ferromq::{Context, Error, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut publisher = ctx.socket(SocketType::Pub)?;
+    /// publisher.set_xpub_nodrop(true)?;
+    /// publisher.set_sndhwm(1)?;
+    /// publisher.bind("inproc://doc-nodrop")?;
+    /// let mut sub = ctx.socket(SocketType::Sub)?;
+    /// sub.set_rcvhwm(1)?;
+    /// sub.connect("inproc://doc-nodrop")?;
+    /// sub.set_subscribe(b"")?;
+    /// let mut refused = None;
+    /// for _ in 0..10 {
+    ///     if let Err(e) = publisher.send("x", SendFlags::DONTWAIT) {
+    ///         refused = Some(e.error());
+    ///         break;
+    ///     }
+    /// }
+    /// assert_eq!(refused, Some(Error::Again)); // full: refused, not dropped
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_xpub_nodrop(&mut self, on: bool) -> Result<()> {
         self.set_int(option::ZMQ_XPUB_NODROP, i32::from(on))
     }
     /// ZMQ_XPUB_WELCOME_MSG: sent to each new subscriber (empty = none).
+    ///
+    /// ```
+    /// use ferromq::{Context, RecvFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut xpub = ctx.socket(SocketType::XPub)?;
+    /// xpub.set_xpub_welcome_msg(b"welcome")?;
+    /// xpub.bind("inproc://doc-welcome")?;
+    /// let mut sub = ctx.socket(SocketType::Sub)?;
+    /// sub.set_subscribe(b"welcome")?;
+    /// sub.connect("inproc://doc-welcome")?;
+    /// assert_eq!(sub.recv(RecvFlags::empty())?.as_slice(), b"welcome");
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_xpub_welcome_msg(&mut self, msg: &[u8]) -> Result<()> {
         self.set_option_raw(option::ZMQ_XPUB_WELCOME_MSG, msg)
     }
     /// ZMQ_INVERT_MATCHING: PUB/XPUB/SUB deliver what does not match.
+    ///
+    /// ```
+    /// use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut publisher = ctx.socket(SocketType::Pub)?;
+    /// let mut sub = ctx.socket(SocketType::Sub)?;
+    /// publisher.set_invert_matching(true)?;
+    /// sub.set_invert_matching(true)?;
+    /// publisher.bind("inproc://doc-invert")?;
+    /// sub.connect("inproc://doc-invert")?;
+    /// sub.set_subscribe(b"noise")?; // everything but "noise..."
+    /// publisher.send("noise.1", SendFlags::empty())?;
+    /// publisher.send("signal", SendFlags::empty())?;
+    /// assert_eq!(sub.recv(RecvFlags::empty())?.as_slice(), b"signal");
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_invert_matching(&mut self, on: bool) -> Result<()> {
         self.set_int(option::ZMQ_INVERT_MATCHING, i32::from(on))
     }
     /// ZMQ_REQ_RELAXED: a REQ may send a new request without waiting for the reply.
+    ///
+    /// ```
+    /// use ferromq::{Context, Error, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut strict = ctx.socket(SocketType::Req)?;
+    /// strict.connect("inproc://doc-relaxed")?;
+    /// strict.send("1", SendFlags::empty())?;
+    /// assert_eq!(strict.send("2", SendFlags::empty()).unwrap_err().error(), Error::Fsm);
+    /// let mut relaxed = ctx.socket(SocketType::Req)?;
+    /// relaxed.set_req_relaxed(true)?;
+    /// relaxed.connect("inproc://doc-relaxed")?;
+    /// relaxed.send("1", SendFlags::empty())?;
+    /// relaxed.send("2", SendFlags::empty())?; // no reply needed first
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_req_relaxed(&mut self, on: bool) -> Result<()> {
         self.set_int(option::ZMQ_REQ_RELAXED, i32::from(on))
     }
     /// ZMQ_REQ_CORRELATE: a REQ tags requests with an id and accepts only matching replies.
+    ///
+    /// ```
+    /// use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut router = ctx.socket(SocketType::Router)?;
+    /// router.bind("inproc://doc-correlate")?;
+    /// let mut req = ctx.socket(SocketType::Req)?;
+    /// req.set_req_correlate(true)?;
+    /// req.connect("inproc://doc-correlate")?;
+    /// req.send("q", SendFlags::empty())?;
+    /// let request = router.recv_multipart(RecvFlags::empty())?;
+    /// // [peer id, request id (4 bytes), "", "q"]
+    /// assert_eq!((request.len(), request[1].len(), &request[3][..]), (4, 4, &b"q"[..]));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn set_req_correlate(&mut self, on: bool) -> Result<()> {
         self.set_int(option::ZMQ_REQ_CORRELATE, i32::from(on))
     }

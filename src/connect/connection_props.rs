@@ -3,6 +3,21 @@
 //! names a Unix socket) and the private `__fd` behind `zmq_msg_get (msg, ZMQ_SRCFD)`. Ours come
 //! first, so a peer announcing a property of the same name cannot override them (libzmq's map
 //! keeps the first insertion too).
+//!
+//! ```
+//! use ferromq::connection_props::PEER_ADDRESS_PROPERTY;
+//! use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+//! let ctx = Context::new();
+//! let mut pull = ctx.socket(SocketType::Pull)?;
+//! pull.bind("tcp://127.0.0.1:*")?;
+//! let mut push = ctx.socket(SocketType::Push)?;
+//! push.connect(&pull.last_endpoint()?)?;
+//! push.send("x", SendFlags::empty())?;
+//! let msg = pull.recv_multipart(RecvFlags::empty())?;
+//! let address = msg.metadata().and_then(|m| m.get(PEER_ADDRESS_PROPERTY));
+//! assert_eq!(address.map(|a| &a[..]), Some(&b"127.0.0.1"[..]));
+//! # Ok::<(), ferromq::Error>(())
+//! ```
 
 use std::sync::Arc;
 

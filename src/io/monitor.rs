@@ -6,6 +6,23 @@
 //! order; frame 2 is the endpoint the event concerns. Events are sent without waiting: a
 //! monitor nobody reads, or that is behind by its HWM, loses events rather than stalling
 //! the connections it watches.
+//!
+//! ```
+//! use ferromq::monitor::{MonitorEvent, EVENT_ACCEPTED, EVENT_HANDSHAKE_SUCCEEDED};
+//! use ferromq::{Context, RecvFlags, SocketType};
+//! let ctx = Context::new();
+//! let mut server = ctx.socket(SocketType::Rep)?;
+//! server.monitor("inproc://doc-monitor-mod", EVENT_ACCEPTED | EVENT_HANDSHAKE_SUCCEEDED)?;
+//! let mut events = ctx.socket(SocketType::Pair)?;
+//! events.connect("inproc://doc-monitor-mod")?;
+//! server.bind("tcp://127.0.0.1:*")?;
+//! let mut client = ctx.socket(SocketType::Req)?;
+//! client.connect(&server.last_endpoint()?)?;
+//! let first = MonitorEvent::parse(&events.recv_multipart(RecvFlags::empty())?)?;
+//! let second = MonitorEvent::parse(&events.recv_multipart(RecvFlags::empty())?)?;
+//! assert_eq!((first.event, second.event), (EVENT_ACCEPTED, EVENT_HANDSHAKE_SUCCEEDED));
+//! # Ok::<(), ferromq::Error>(())
+//! ```
 
 use std::sync::{Arc, Mutex};
 
@@ -47,6 +64,21 @@ pub const EVENT_HANDSHAKE_FAILED_AUTH: u16 = 0x4000;
 pub const EVENT_ALL: u16 = 0xFFFF;
 
 /// One monitor event as read from a monitor socket.
+///
+/// ```
+/// use ferromq::monitor::{MonitorEvent, EVENT_ALL, EVENT_LISTENING};
+/// use ferromq::{Context, RecvFlags, SocketType};
+/// let ctx = Context::new();
+/// let mut s = ctx.socket(SocketType::Pull)?;
+/// s.monitor("inproc://doc-monitor-event", EVENT_ALL)?;
+/// let mut events = ctx.socket(SocketType::Pair)?;
+/// events.connect("inproc://doc-monitor-event")?;
+/// s.bind("tcp://127.0.0.1:*")?;
+/// let ev = MonitorEvent::parse(&events.recv_multipart(RecvFlags::empty())?)?;
+/// assert_eq!(ev.event, EVENT_LISTENING);
+/// assert!(ev.value > 0); // the listening fd
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MonitorEvent {
     /// One of the `EVENT_*` numbers.
@@ -59,6 +91,17 @@ pub struct MonitorEvent {
 
 impl MonitorEvent {
     /// Parses the two frames of one event; `EPROTO`-like `Invalid` when they are not one.
+    ///
+    /// ```
+    /// use ferromq::monitor::{MonitorEvent, EVENT_CONNECT_RETRIED};
+    /// use ferromq::Bytes;
+    /// let mut head = EVENT_CONNECT_RETRIED.to_ne_bytes().to_vec();
+    /// head.extend_from_slice(&200u32.to_ne_bytes()); // the next retry interval, ms
+    /// let ev = MonitorEvent::parse(&[Bytes::from(head), Bytes::from("tcp://127.0.0.1:5555")])?;
+    /// assert_eq!((ev.event, ev.value), (EVENT_CONNECT_RETRIED, 200));
+    /// assert!(MonitorEvent::parse(&[Bytes::from("short")]).is_err());
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn parse(frames: &[Bytes]) -> Result<MonitorEvent> {
         let [head, endpoint] = frames else {
             return Err(Error::Invalid);
@@ -82,6 +125,15 @@ impl MonitorEvent {
     }
 
     /// The two frames libzmq sends for this event.
+    ///
+    /// ```
+    /// use ferromq::monitor::{MonitorEvent, EVENT_CLOSED};
+    /// let ev = MonitorEvent { event: EVENT_CLOSED, value: 7, endpoint: "ipc:///tmp/x".into() };
+    /// let frames = ev.to_frames();
+    /// assert_eq!(frames[0].len(), 6);
+    /// assert_eq!(MonitorEvent::parse(&frames)?, ev);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn to_frames(&self) -> [Bytes; 2] {
         let mut head = Vec::with_capacity(6);
         head.extend_from_slice(&self.event.to_ne_bytes());

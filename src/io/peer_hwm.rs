@@ -82,7 +82,7 @@ impl PeerHwms {
     fn is_orphan(&self) -> bool {
         [&self.out, &self.inp]
             .into_iter()
-            .all(|h| h.as_ref().map_or(true, Hwm::is_orphan))
+            .all(|h| h.as_ref().is_none_or(Hwm::is_orphan))
     }
 }
 

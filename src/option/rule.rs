@@ -12,6 +12,12 @@ use ferromq_zmtp::Secret;
 use crate::error::{Error, Result};
 
 /// The validation and wire form of an option's value.
+///
+/// ```
+/// use ferromq::option::{spec, Rule, ZMQ_LINGER};
+/// let rule = spec(ZMQ_LINGER).map(|row| row.rule);
+/// assert_eq!(rule, Some(Rule::Int { min: -1, max: i32::MAX }));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Rule {
@@ -67,6 +73,16 @@ pub enum Rule {
 }
 
 /// A value passed to `set`: the bytes, and whether the C caller passed a NULL pointer.
+///
+/// ```
+/// use ferromq::option::{Input, Rule, Slot};
+/// let mut value = 0i32;
+/// value.set(Rule::Int { min: 0, max: 10 }, Input::of(&7i32.to_ne_bytes()))?;
+/// assert_eq!(value, 7);
+/// let null = Input { bytes: &[], null: true }; // a C caller's (NULL, 0)
+/// assert_eq!(value.set(Rule::Int { min: 0, max: 10 }, null), Err(ferromq::Error::Invalid));
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Input<'a> {
     /// The value's bytes (empty for NULL).
@@ -77,6 +93,11 @@ pub struct Input<'a> {
 
 impl<'a> Input<'a> {
     /// Bytes from Rust: never NULL.
+    ///
+    /// ```
+    /// let input = ferromq::option::Input::of(b"tcp");
+    /// assert!(!input.null && input.bytes == b"tcp");
+    /// ```
     pub fn of(bytes: &'a [u8]) -> Self {
         Input { bytes, null: false }
     }
@@ -113,10 +134,36 @@ pub(crate) fn put_exact(out: &mut [u8], value: &[u8]) -> Result<usize> {
 }
 
 /// Storage for one option's value, set and read back under a [`Rule`].
+///
+/// ```
+/// use ferromq::option::{Input, Rule, Slot};
+/// let mut on = false;
+/// on.set(Rule::Flag01, Input::of(&1i32.to_ne_bytes()))?;
+/// assert!(on);
+/// assert_eq!(on.set(Rule::Flag01, Input::of(&2i32.to_ne_bytes())), Err(ferromq::Error::Invalid));
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 pub trait Slot {
     /// Checks `value` against `rule` and stores it.
+    ///
+    /// ```
+    /// use ferromq::option::{Input, Rule, Slot};
+    /// let mut hwm = 1000i32;
+    /// hwm.set(Rule::Int { min: 0, max: i32::MAX }, Input::of(&5i32.to_ne_bytes()))?;
+    /// assert_eq!(hwm, 5);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     fn set(&mut self, rule: Rule, value: Input<'_>) -> Result<()>;
     /// Writes the value into `out`; returns the length written.
+    ///
+    /// ```
+    /// use ferromq::option::{Rule, Slot};
+    /// let hwm = 42i32;
+    /// let mut out = [0u8; 4];
+    /// assert_eq!(hwm.get(Rule::Int { min: 0, max: i32::MAX }, &mut out)?, 4);
+    /// assert_eq!(i32::from_ne_bytes(out), 42);
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     fn get(&self, rule: Rule, out: &mut [u8]) -> Result<usize>;
 }
 
@@ -292,6 +339,14 @@ impl Slot for Vec<Bytes> {
 
 /// A value that the socket itself answers or acts on (read-only options, the socket types'
 /// own options): the table checks a set's value, the socket does the rest.
+///
+/// ```
+/// use ferromq::option::{Held, Input, Rule, Slot};
+/// // The table still checks the value; the socket acts on it.
+/// assert_eq!(Held.set(Rule::ReadOnly, Input::of(&[])), Err(ferromq::Error::Invalid));
+/// Held.set(Rule::Flag01, Input::of(&1i32.to_ne_bytes()))?;
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Held;
 

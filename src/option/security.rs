@@ -7,6 +7,22 @@
 //! stored credentials stay, readable); `CURVE_SERVER(1)` makes a CURVE server, `(0)` NULL,
 //! any CURVE key makes the mechanism CURVE and `CURVE_SERVERKEY` a client. The rows of the
 //! option table hold the values; the rules that tie them together are here.
+//!
+//! ```
+//! use ferromq::option::security::MechanismKind;
+//! use ferromq::option::ZMQ_MECHANISM;
+//! let ctx = ferromq::Context::new();
+//! let mut s = ctx.socket(ferromq::SocketType::Rep)?;
+//! let mechanism = |s: &ferromq::Socket| -> ferromq::Result<i32> {
+//!     let mut out = [0u8; 4];
+//!     s.get_option_raw(ZMQ_MECHANISM, &mut out)?;
+//!     Ok(i32::from_ne_bytes(out))
+//! };
+//! assert_eq!(mechanism(&s)?, MechanismKind::Null.to_raw());
+//! s.set_plain_server(true)?; // a security option rewrites the mechanism
+//! assert_eq!(mechanism(&s)?, MechanismKind::Plain.to_raw());
+//! # Ok::<(), ferromq::Error>(())
+//! ```
 
 use ferromq_zmtp::{z85, CurveClientKeys, KeyPair, PlainCredentials, Secret, Security};
 
@@ -14,6 +30,11 @@ use crate::error::{Error, Result};
 use crate::option::{put_exact, Input, Options, Rule, Slot};
 
 /// `ZMQ_MECHANISM`'s values (zmq.h `ZMQ_NULL`, `ZMQ_PLAIN`).
+///
+/// ```
+/// use ferromq::option::security::MechanismKind;
+/// assert_eq!(MechanismKind::default(), MechanismKind::Null);
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MechanismKind {
@@ -28,6 +49,11 @@ pub enum MechanismKind {
 
 impl MechanismKind {
     /// zmq.h's number.
+    ///
+    /// ```
+    /// use ferromq::option::security::MechanismKind;
+    /// assert_eq!(MechanismKind::Curve.to_raw(), 2); // ZMQ_CURVE
+    /// ```
     pub fn to_raw(self) -> i32 {
         match self {
             Self::Null => 0,
@@ -49,6 +75,19 @@ impl Slot for MechanismKind {
 
 /// A CURVE key option's 32 bytes (zeros until set, as libzmq's); wiped when dropped, since
 /// one of them is the secret key and options are copied into every connection task.
+///
+/// ```
+/// use ferromq::option::security::CurveKey;
+/// use ferromq::option::{Input, Rule, Slot};
+/// let mut key = CurveKey::default();
+/// // 40 Z85 characters set the key; reading it into 41 bytes gives Z85 text back.
+/// let z85 = b"rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7";
+/// key.set(Rule::CurveKey, Input::of(z85))?;
+/// let mut text = [0u8; 41];
+/// key.get(Rule::CurveKey, &mut text)?;
+/// assert_eq!(&text[..40], &z85[..]);
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct CurveKey(pub [u8; 32]);
 

@@ -10,6 +10,16 @@ use crate::error::{Error, Result};
 use crate::option::{int_value, spec};
 
 /// A typed key for one socket option: `T` is the Rust type of its value.
+///
+/// ```
+/// use std::time::Duration;
+/// use ferromq::option::typed::{Opt, ZMQ_LINGER};
+/// // The key's type parameter is the value's Rust type.
+/// let key: Opt<Option<Duration>> = ZMQ_LINGER;
+/// let ctx = ferromq::Context::new();
+/// assert_eq!(ctx.socket(ferromq::SocketType::Push)?.get(key)?, None); // -1: linger forever
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Opt<T> {
     number: i32,
@@ -33,6 +43,10 @@ impl<T> Opt<T> {
     }
 
     /// libzmq's number of the option.
+    ///
+    /// ```
+    /// assert_eq!(ferromq::option::typed::ZMQ_SNDHWM.number(), 23);
+    /// ```
     pub const fn number(self) -> i32 {
         self.number
     }
@@ -44,10 +58,33 @@ impl<T> Opt<T> {
 }
 
 /// A Rust value an option can hold, and its C form in the unit of the option's row.
+///
+/// ```
+/// use std::time::Duration;
+/// use ferromq::option::typed::OptionValue;
+/// // Seconds-unit options scale; `None` is the C API's -1.
+/// assert_eq!(Duration::from_secs(3).encode("s")?, 3i32.to_ne_bytes());
+/// assert_eq!(<Option<Duration>>::decode(&(-1i32).to_ne_bytes(), "ms")?, None);
+/// # Ok::<(), ferromq::Error>(())
+/// ```
 pub trait OptionValue: Sized {
     /// The C form (a native-endian `int`, or `int64_t` for 64-bit options).
+    ///
+    /// ```
+    /// use ferromq::option::typed::OptionValue;
+    /// assert_eq!(true.encode("bool")?, 1i32.to_ne_bytes());
+    /// assert_eq!(Some(64usize).encode("bytes")?, 64i32.to_ne_bytes());
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     fn encode(&self, unit: &str) -> Result<Vec<u8>>;
     /// The value from its C form.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ferromq::option::typed::OptionValue;
+    /// assert_eq!(Duration::decode(&250i32.to_ne_bytes(), "ms")?, Duration::from_millis(250));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     fn decode(raw: &[u8], unit: &str) -> Result<Self>;
     /// The size of the C form, for the buffer a read needs.
     const SIZE: usize = 4;

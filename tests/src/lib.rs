@@ -119,3 +119,15 @@ pub fn assert_quiet(stream: &mut std::net::TcpStream, ms: u64) {
         .set_read_timeout(Some(Duration::from_secs(5)))
         .unwrap();
 }
+
+/// Every `.rs` file under `dir`, recursively (the source scans of src/: layout, doc examples).
+pub fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read src") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}

@@ -5,7 +5,9 @@
 //! no two files import each other in a circle (issue 15: crates/zmtp had error.rs <-> greeting.rs).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use ferromq_tests::rust_files;
 
 /// Top to bottom; "leaf" is error.rs, option.rs (and option/), msg.rs and lib.rs.
 const ORDER: [&str; 8] = [
@@ -25,17 +27,6 @@ fn layer_of(first: &str) -> Option<usize> {
         return Some(ORDER.len() - 1);
     }
     ORDER.iter().position(|l| *l == first)
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("read src") {
-        let path = entry.expect("entry").path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// `src/io/engine.rs` -> `io::engine`; `src/pattern/mod.rs` -> `pattern`.
