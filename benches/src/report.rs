@@ -43,7 +43,7 @@ fn lookup<T: Copy>(v: &[(&'static str, T)], name: &str) -> Option<T> {
 }
 
 fn size_label(size: usize) -> String {
-    if size >= 1024 && size % 1024 == 0 {
+    if size >= 1024 && size.is_multiple_of(1024) {
         format!("{} KiB", size / 1024)
     } else {
         format!("{size} B")

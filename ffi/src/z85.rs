@@ -25,7 +25,7 @@ pub unsafe extern "C" fn zmq_z85_encode(
     guard(|| {
         // libzmq checks the size before it touches either pointer: a bad size is EINVAL even
         // with NULL buffers.
-        if size % 4 != 0 {
+        if !size.is_multiple_of(4) {
             return Err(Errno(EINVAL));
         }
         let dest = non_null(dest)?;

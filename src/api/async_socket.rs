@@ -235,10 +235,10 @@ impl AsyncSocket {
                         Dir::Recv => Dir::Send,
                         Dir::Send => Dir::Recv,
                     };
-                    if let Some(w) = self.wakers[other as usize].take() {
-                        if !w.will_wake(cx.waker()) {
-                            w.wake();
-                        }
+                    if let Some(w) = self.wakers[other as usize].take()
+                        && !w.will_wake(cx.waker())
+                    {
+                        w.wake();
                     }
                     return Poll::Ready(done);
                 }

@@ -66,10 +66,11 @@ impl ContextZap {
         let name = ZAP_ENDPOINT.strip_prefix("inproc://").ok_or(Error::Fault)?;
         let handler = ctx.inproc.bound_socket(name).ok_or(Error::Fault)?;
         let mut slot = self.link.lock().map_err(|_| Error::Fault)?;
-        if let Some(link) = slot.as_ref() {
-            if link.handler == handler && !link.requests.is_closed() {
-                return Ok(link.clone());
-            }
+        if let Some(link) = slot.as_ref()
+            && link.handler == handler
+            && !link.requests.is_closed()
+        {
+            return Ok(link.clone());
         }
         let mut socket = Socket::new(ctx, SocketType::Dealer)?;
         socket.set_linger(0)?;

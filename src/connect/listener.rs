@@ -194,14 +194,14 @@ async fn serve(
     });
     // The pipes come back when the connection ends; dropping them tells the socket.
     let exit = run_engine(&link, stream, far, &ctl, handoff, (peer.major, peer.minor)).await;
-    if let Some(exit) = exit {
-        if let EngineEnd::Disconnected(_) = exit.end {
-            // A refused CURVE MESSAGE: libzmq reports its protocol error first.
-            if let Some(code) = exit.protocol_error {
-                link.monitor
-                    .emit(EVENT_HANDSHAKE_FAILED_PROTOCOL, code, &endpoint);
-            }
-            link.monitor.emit_fd(EVENT_DISCONNECTED, fd, &endpoint);
+    if let Some(exit) = exit
+        && let EngineEnd::Disconnected(_) = exit.end
+    {
+        // A refused CURVE MESSAGE: libzmq reports its protocol error first.
+        if let Some(code) = exit.protocol_error {
+            link.monitor
+                .emit(EVENT_HANDSHAKE_FAILED_PROTOCOL, code, &endpoint);
         }
+        link.monitor.emit_fd(EVENT_DISCONNECTED, fd, &endpoint);
     }
 }

@@ -197,11 +197,11 @@ impl Engine {
             return Step::Done;
         }
         // The clock is read only while a heartbeat clock runs.
-        if self.heartbeat.armed() {
-            if let Err(e) = self.heartbeat.tick(Instant::now(), &mut self.encoder) {
-                self.end = Some(EngineEnd::Disconnected(e));
-                return Step::Done;
-            }
+        if self.heartbeat.armed()
+            && let Err(e) = self.heartbeat.tick(Instant::now(), &mut self.encoder)
+        {
+            self.end = Some(EngineEnd::Disconnected(e));
+            return Step::Done;
         }
         let more_in = match self.pump_in(spares) {
             Err(e) => {
@@ -240,11 +240,11 @@ impl Engine {
         };
         let mut turn = 0;
         loop {
-            if let Some((frame, more)) = self.stalled.take() {
-                if let Err(frame) = pipes.to_socket.try_write(frame, more) {
-                    self.stalled = Some((frame, more));
-                    return Ok(false);
-                }
+            if let Some((frame, more)) = self.stalled.take()
+                && let Err(frame) = pipes.to_socket.try_write(frame, more)
+            {
+                self.stalled = Some((frame, more));
+                return Ok(false);
             }
             // Bytes still missing from the frame at the front of the buffer (exact once its
             // header is complete).

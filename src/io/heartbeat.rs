@@ -78,16 +78,16 @@ impl Heartbeat {
         if self.timeout_at.is_some_and(|t| t <= now) || self.ttl_at.is_some_and(|t| t <= now) {
             return Err(Error::TimedOut);
         }
-        if let (Some(due), Some(interval)) = (self.next_ping, self.interval) {
-            if due <= now {
-                encoder.push_command(&Command::Ping {
-                    ttl: self.ttl,
-                    context: Bytes::new(),
-                });
-                self.next_ping = Some(now + interval);
-                if self.timeout_at.is_none() {
-                    self.timeout_at = self.timeout.map(|t| now + t);
-                }
+        if let (Some(due), Some(interval)) = (self.next_ping, self.interval)
+            && due <= now
+        {
+            encoder.push_command(&Command::Ping {
+                ttl: self.ttl,
+                context: Bytes::new(),
+            });
+            self.next_ping = Some(now + interval);
+            if self.timeout_at.is_none() {
+                self.timeout_at = self.timeout.map(|t| now + t);
             }
         }
         Ok(())

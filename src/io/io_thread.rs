@@ -148,10 +148,10 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
         } else {
             Some(Duration::ZERO)
         };
-        if let Err(e) = poll.poll(&mut events, timeout) {
-            if e.kind() != io::ErrorKind::Interrupted {
-                return;
-            }
+        if let Err(e) = poll.poll(&mut events, timeout)
+            && e.kind() != io::ErrorKind::Interrupted
+        {
+            return;
         }
         for ev in events.iter() {
             if ev.token() == WAKER {

@@ -201,14 +201,14 @@ impl MonitorHub {
         let Ok(mut slot) = self.sink.lock() else {
             return;
         };
-        if let Some(sink) = slot.as_mut() {
-            if sink.events & event != 0 {
-                sink.send(&MonitorEvent {
-                    event,
-                    value,
-                    endpoint: endpoint.to_owned(),
-                });
-            }
+        if let Some(sink) = slot.as_mut()
+            && sink.events & event != 0
+        {
+            sink.send(&MonitorEvent {
+                event,
+                value,
+                endpoint: endpoint.to_owned(),
+            });
         }
     }
 

@@ -43,10 +43,10 @@ impl SessionCtl {
     /// The socket closed (the engine, if any, finishes by itself once it has drained).
     pub(crate) fn close(&self, linger: i32) {
         self.set_linger(linger);
-        if let Ok(ms) = u64::try_from(linger) {
-            if let Ok(mut d) = self.linger_deadline.lock() {
-                *d = Some(Instant::now() + Duration::from_millis(ms));
-            }
+        if let Ok(ms) = u64::try_from(linger)
+            && let Ok(mut d) = self.linger_deadline.lock()
+        {
+            *d = Some(Instant::now() + Duration::from_millis(ms));
         }
         self.closed.store(true, Ordering::Release);
         self.task_wake.notify_one();

@@ -100,12 +100,12 @@ impl Pattern for Rep {
                 }
             }
         }
-        if let Some(id) = self.replying {
-            if let Some(p) = self.peers.get_mut(id) {
-                let _ = p.out.try_write(frame, more);
-                if !more {
-                    p.out.flush();
-                }
+        if let Some(id) = self.replying
+            && let Some(p) = self.peers.get_mut(id)
+        {
+            let _ = p.out.try_write(frame, more);
+            if !more {
+                p.out.flush();
             }
         }
         if !more {

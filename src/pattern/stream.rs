@@ -148,10 +148,10 @@ impl Pattern for Stream {
                     self.remove(id);
                     return Ok(());
                 }
-                if let Some(p) = self.peers.get_mut(id) {
-                    if p.out.try_write(frame, false).is_ok() {
-                        p.out.flush();
-                    }
+                if let Some(p) = self.peers.get_mut(id)
+                    && p.out.try_write(frame, false).is_ok()
+                {
+                    p.out.flush();
                 }
                 Ok(())
             }

@@ -294,10 +294,10 @@ fn flag(value: &[u8]) -> Result<bool> {
 
 impl Pattern for Xpub {
     fn attach(&mut self, mut peer: Peer, _: &Options) {
-        if let Some(w) = &self.welcome {
-            if peer.out.try_write(w.clone(), false).is_ok() {
-                peer.out.flush();
-            }
+        if let Some(w) = &self.welcome
+            && peer.out.try_write(w.clone(), false).is_ok()
+        {
+            peer.out.flush();
         }
         self.peers.push(peer);
         self.process_inbound();

@@ -14,7 +14,7 @@ const LIMIT: Duration = Duration::from_secs(60);
 const CANCELS: usize = 1000;
 
 fn patience(i: usize) -> Duration {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         Duration::ZERO
     } else {
         Duration::from_millis(1)

@@ -113,7 +113,7 @@ fn push_to_a_peer_that_stops_reading_blocks_at_the_hwm() {
             "never refused after {sent} messages"
         );
         // Let the engine move what it can into the kernel, so only a real stall refuses.
-        if sent % 64 == 0 {
+        if sent.is_multiple_of(64) {
             std::thread::sleep(Duration::from_millis(1));
         }
     }

@@ -68,7 +68,7 @@ fn drain_to_newest(mut recv: impl FnMut(bool) -> Option<Vec<u8>>, newest: u32) -
         let body = recv(false).expect("the newest message arrives within the timeout");
         let seq = seq_of(&body);
         assert!(
-            last.map_or(true, |l| seq > l),
+            last.is_none_or(|l| seq > l),
             "message {seq} after {last:?}: conflation reordered"
         );
         last = Some(seq);

@@ -84,5 +84,5 @@ pub(crate) fn slot_index(position: u64) -> usize {
 
 /// Whether `position` is the first slot of a chunk, i.e. the previous slot ended one.
 pub(crate) fn starts_chunk(position: u64) -> bool {
-    position % CHUNK_SIZE as u64 == 0
+    position.is_multiple_of(CHUNK_SIZE as u64)
 }

@@ -483,7 +483,7 @@ mod tests {
         loop {
             match r.read() {
                 Read::Item { item, more: true } => {
-                    assert!(last.map_or(true, |l| item > l), "{item} after {last:?}");
+                    assert!(last.is_none_or(|l| item > l), "{item} after {last:?}");
                     assert_eq!(r.read(), Read::Item { item, more: false });
                     last = Some(item);
                     received += 1;

@@ -128,7 +128,7 @@ mod tests {
         assert_eq!(dec.decode(&mut buf).unwrap(), Decoded::NeedMore(2));
 
         let mut wire = vec![0x02, 0, 0, 0, 0, 0, 0, 1, 0];
-        wire.extend(std::iter::repeat(7u8).take(256));
+        wire.extend(std::iter::repeat_n(7u8, 256));
         let mut buf = BytesMut::from(&wire[..]);
         let f = frame(dec.decode(&mut buf).unwrap());
         assert_eq!(f.body.len(), 256);

@@ -19,7 +19,7 @@ const DECODER: [u8; 96] = {
 
 /// Encodes `data`, whose length must be a multiple of 4.
 pub fn encode(data: &[u8]) -> Option<Vec<u8>> {
-    if data.len() % 4 != 0 {
+    if !data.len().is_multiple_of(4) {
         return None;
     }
     let mut out = Vec::with_capacity(data.len() / 4 * 5);
@@ -38,7 +38,7 @@ pub fn encode(data: &[u8]) -> Option<Vec<u8>> {
 /// Decodes Z85 text: at least 5 characters, a multiple of 5, only alphabet characters, each
 /// group at most 0xFFFFFFFF (libzmq's rules).
 pub fn decode(text: &[u8]) -> Option<Vec<u8>> {
-    if text.len() < 5 || text.len() % 5 != 0 {
+    if text.len() < 5 || !text.len().is_multiple_of(5) {
         return None;
     }
     let mut out = Vec::with_capacity(text.len() / 5 * 4);
