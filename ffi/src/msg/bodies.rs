@@ -6,21 +6,24 @@
 //! body is cut from the calling thread's [`SendBuffers`] (what `zmq_send` copies into, per
 //! socket), so in a steady stream a message costs a reference count, not an allocation; when
 //! every kept buffer is still held by messages in flight, or the body is over 256 KiB, it is
-//! one allocation of its own, as in libzmq.
+//! memory of its own, as in libzmq, taken back for reuse when its message is gone
+//! ([`BodyPool`]).
 //!
 //! The price, as for sockets: a live message keeps its whole buffer (256 KiB) alive, and a
 //! thread that has made messages keeps up to 2 MiB for reuse until it exits.
 
 use core::cell::RefCell;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use ferromq::send_buffers::SendBuffers;
 
 use crate::boundary::Errno;
-use crate::errno::ENOMEM;
+use crate::msg::body_pool::BodyPool;
 
 thread_local! {
     static BODIES: RefCell<SendBuffers> = RefCell::new(SendBuffers::default());
+    static POOL: Arc<BodyPool> = Arc::new(BodyPool::default());
 }
 
 /// A body of `size` bytes for the caller to fill through `zmq_msg_data`, not filled per
@@ -45,31 +48,17 @@ pub fn body(size: usize) -> Result<Bytes, Errno> {
         .flatten();
     match recycled {
         Some(body) => Ok(body),
-        None => own_allocation(size),
+        None => POOL
+            .try_with(|pool| pool.body(size))
+            // The thread is exiting (a destructor sends): a pool of this body's own.
+            .unwrap_or_else(|_| Arc::new(BodyPool::default()).body(size)),
     }
-}
-
-/// One allocation and nothing else: the `Vec`, its length equal to its capacity, becomes the
-/// `Bytes` without a second allocation or a copy. Zeroed by the allocator (calloc), so the
-/// bytes are initialised; a large body comes from fresh pages the kernel zeroes lazily, so
-/// that costs no pass over the memory, unlike the `vec![0; size]`-then-write of before.
-fn own_allocation(size: usize) -> Result<Bytes, Errno> {
-    let layout = std::alloc::Layout::array::<u8>(size).map_err(|_| Errno(ENOMEM))?;
-    // SAFETY: `layout` has a non-zero size (`body` returns early for 0).
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-    if ptr.is_null() {
-        return Err(Errno(ENOMEM));
-    }
-    // SAFETY: `ptr` was allocated by the global allocator with `layout` (align 1, `size`
-    // bytes), all of them zero-initialised, which is exactly what a `Vec<u8>` of length and
-    // capacity `size` owns.
-    let body = unsafe { Vec::from_raw_parts(ptr, size, size) };
-    Ok(Bytes::from(body))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::errno::ENOMEM;
 
     #[test]
     fn bodies_have_their_size_and_are_independent() {
