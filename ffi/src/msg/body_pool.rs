@@ -11,15 +11,22 @@
 //! next body of about its size reuses it: initialised once, when first made, and never again.
 //!
 //! How much is kept: a sender blocked at its high-water mark wakes to a burst of room, as many
-//! bodies as were written meanwhile (hundreds at 256 KiB), so a fixed small pool misses most of
-//! them. The pool keeps free bodies up to the bytes of its bodies still in flight plus
-//! `MIN_KEPT_BYTES`: at most what the stream itself held at once (its messages are bounded by
-//! the high-water marks), and once the stream drains, down to `MIN_KEPT_BYTES`.
+//! bodies as were read or written meanwhile (on a busy machine, all of them), so any fixed
+//! share of what is in flight misses the rest (a pool that kept what was in flight plus
+//! 32 MiB still cleared a third of inproc_thr's 64 KiB bodies). So while any of its bodies is
+//! in flight the pool keeps every body given back, up to `MAX_KEPT_BYTES`: memory the stream
+//! held at once anyway (its messages are bounded by the high-water marks), reused the way
+//! `malloc` reuses freed memory. When the last body comes back the stream has drained (on a
+//! busy machine that happens mid-stream, whenever the sender loses its CPU long enough), and
+//! what the pool held unused all along since the previous drain (its low-water mark) is
+//! freed, down to `MIN_KEPT_BYTES`: a stream that keeps using its bodies keeps them, one that
+//! stopped gives them back at its next message.
 //!
 //! The price: a mutex taken once to take a body and once to give it back (uncontended but for
 //! the moment of a hand-over, far below a body's copy into the kernel), one small allocation
 //! per message for `Bytes`' shared header (its body the only one libzmq makes), and up to
-//! `MIN_KEPT_BYTES` held per thread for reuse until the thread exits and its last body is gone.
+//! `MIN_KEPT_BYTES` held per thread for reuse (up to the most its stream had in flight, after
+//! a burst until it next sends) until the thread exits and its last body is gone.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -29,8 +36,15 @@ use bytes::Bytes;
 use crate::boundary::Errno;
 use crate::errno::ENOMEM;
 
-/// Bytes of free bodies a pool keeps beyond the bytes of its bodies in flight.
+/// Bytes of free bodies a pool keeps at least when it trims.
 const MIN_KEPT_BYTES: usize = 32 * 1024 * 1024;
+
+/// Bytes of free bodies a pool keeps at most.
+const MAX_KEPT_BYTES: usize = 256 * 1024 * 1024;
+
+/// Free bodies looked at for one of the right size, most recent first (a bound on the time the
+/// lock is held when sizes vary).
+const LOOK_AT: usize = 64;
 
 /// The free bodies of one C thread's messages.
 #[derive(Debug, Default)]
@@ -46,6 +60,8 @@ struct Free {
     bytes: usize,
     /// Bytes of the bodies handed out and not given back yet.
     live: usize,
+    /// The least `bytes` since the last drain: free bodies no take needed.
+    low: usize,
 }
 
 impl BodyPool {
@@ -53,10 +69,10 @@ impl BodyPool {
     /// else a fresh zeroed allocation; `ENOMEM` when it cannot be had.
     pub fn body(self: &Arc<Self>, size: usize) -> Result<Bytes, Errno> {
         let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
-        let fits = free
-            .bodies
-            .iter()
-            .rposition(|b| b.len() >= size && b.len() / 2 <= size);
+        let n = free.bodies.len();
+        let fits = (n.saturating_sub(LOOK_AT)..n)
+            .rev()
+            .find(|&i| (size..=size.saturating_mul(2)).contains(&free.bodies[i].len()));
         let memory = match fits.and_then(|i| free.bodies.remove(i)) {
             Some(memory) => {
                 free.bytes -= memory.len();
@@ -64,6 +80,7 @@ impl BodyPool {
             }
             None => zeroed(size)?,
         };
+        free.low = free.low.min(free.bytes);
         free.live += memory.len();
         drop(free);
         Ok(Bytes::from_owner(PooledBody {
@@ -78,9 +95,18 @@ impl BodyPool {
         free.live -= memory.len();
         free.bytes += memory.len();
         free.bodies.push_back(memory);
+        let keep = if free.live == 0 {
+            // Drained: what stayed unused since the last drain goes.
+            let unused = free.low.min(free.bytes);
+            let keep = (free.bytes - unused).clamp(MIN_KEPT_BYTES, MAX_KEPT_BYTES);
+            free.low = keep.min(free.bytes);
+            keep
+        } else {
+            MAX_KEPT_BYTES
+        };
         // The oldest go first; freed after the lock is released.
         let mut surplus = Vec::new();
-        while free.bytes > free.live + MIN_KEPT_BYTES {
+        while free.bytes > keep {
             let Some(oldest) = free.bodies.pop_front() else {
                 break;
             };
@@ -171,21 +197,29 @@ mod tests {
         drop((b, small, big));
     }
 
-    /// While bodies are in flight, as many as are in flight (plus the minimum) are kept for
-    /// the sender's next burst; once none is, the minimum.
+    /// While a body is in flight, every one given back is kept (up to the maximum) for the
+    /// sender's next burst; at a drain, what no take needed since the previous one goes.
     #[test]
     fn what_is_kept_follows_what_is_in_flight() {
         let pool = Arc::new(BodyPool::default());
         let size = 1 << 20;
-        let min = MIN_KEPT_BYTES / size;
-        let mut live: Vec<Bytes> = (0..3 * min).map(|_| pool.body(size).unwrap()).collect();
-        // Two thirds written and dropped, one third still in flight: all of them kept.
-        live.drain(..2 * min);
-        assert_eq!(pool.kept(), (2 * min, 2 * MIN_KEPT_BYTES));
-        let again: Vec<Bytes> = (0..2 * min).map(|_| pool.body(size).unwrap()).collect();
+        let (min, max) = (MIN_KEPT_BYTES / size, MAX_KEPT_BYTES / size);
+        let mut live: Vec<Bytes> = (0..max + 8).map(|_| pool.body(size).unwrap()).collect();
+        // All but one read and dropped: every one kept, up to the maximum.
+        let last = live.pop().unwrap();
+        drop(live);
+        assert_eq!(pool.kept(), (max, MAX_KEPT_BYTES));
+        let again: Vec<Bytes> = (0..max).map(|_| pool.body(size).unwrap()).collect();
         assert_eq!(pool.kept(), (0, 0), "a burst reuses every one");
         drop(again);
-        drop(live);
+        drop(last);
+        // Drained right after a burst that used every body: all kept for the next one.
+        assert_eq!(pool.kept(), (max, MAX_KEPT_BYTES));
+        // A stream of one message at a time: the rest were not needed, and go at the next
+        // drain.
+        drop(pool.body(size).unwrap());
+        assert_eq!(pool.kept(), (min, MIN_KEPT_BYTES));
+        drop(pool.body(size).unwrap());
         assert_eq!(pool.kept(), (min, MIN_KEPT_BYTES));
     }
 
