@@ -210,9 +210,10 @@ fn a_huge_frame_in_flight_does_not_stall_other_peers() {
     }
 
     // A loaded CI machine can deschedule a thread for tens of milliseconds on its own, so the
-    // bound must hold in one of three attempts (unfixed, every attempt stalled 1.5-2 s).
+    // bound must hold in one of five attempts (unfixed, every attempt stalled 1.5-2 s; with
+    // three, two runs in twelve failed at load average 8 with 75-160 ms stalls).
     let mut attempts = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..5 {
         let worst = stream_big_frame(&endpoint, &mut dealer, &mut round_trip, &big);
         assert_eq!(
             big.get(),
