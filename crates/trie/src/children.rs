@@ -63,18 +63,19 @@ impl Sparse {
     fn position(&self, byte: u8) -> Option<usize> {
         const ONES: u64 = u64::MAX / 255;
         const HIGHS: u64 = ONES << 7;
-        let zero_bytes = |word: [u8; 8]| {
-            let x = u64::from_le_bytes(word) ^ (ONES * u64::from(byte));
+        let pattern = ONES * u64::from(byte);
+        let zero_bytes = |keys: &[u8]| {
+            let mut word = [PAD; 8];
+            word.copy_from_slice(keys);
+            let x = u64::from_le_bytes(word) ^ pattern;
             x.wrapping_sub(ONES) & !x & HIGHS
         };
-        let [a, b, c, d, e, f, g, h, rest @ ..] = self.keys;
-        let low = zero_bytes([a, b, c, d, e, f, g, h]);
+        let (low_keys, high_keys) = self.keys.split_at(8);
+        let low = zero_bytes(low_keys);
         let at = if low != 0 {
             (low.trailing_zeros() / 8) as usize
         } else {
-            let [i, j, k, l, m, n, o, p] = rest;
-            let high = zero_bytes([i, j, k, l, m, n, o, p]);
-            8 + (high.trailing_zeros() / 8) as usize
+            8 + (zero_bytes(high_keys).trailing_zeros() / 8) as usize
         };
         (at < self.len()).then_some(at)
     }

@@ -213,9 +213,15 @@ impl<V: Value> Radix<V> {
             // The child was found by its label's first byte; the rest must follow in `data`.
             // Labels are short (one byte near the root), so a byte loop beats a memcmp call.
             let label = child.label.get(1..).unwrap_or_default();
-            match tail.split_at_checked(label.len()) {
-                Some((head, after)) if head.iter().zip(label).all(|(a, b)| a == b) => rest = after,
-                _ => return,
+            if label.is_empty() {
+                rest = tail;
+            } else {
+                match tail.split_at_checked(label.len()) {
+                    Some((head, after)) if head.iter().zip(label).all(|(a, b)| a == b) => {
+                        rest = after;
+                    }
+                    _ => return,
+                }
             }
             node = child;
         }
