@@ -111,22 +111,26 @@ impl<P: Copy + Eq + Hash> MultiTrie<P> {
     /// from inside `f` on the same trie renews the visit marks, after which the outer lookup
     /// may call `f` for a peer a second time.)
     pub fn for_each_match(&self, data: &[u8], mut f: impl FnMut(P)) {
-        let mut prefixes = self.radix.prefixes_of(data);
-        let Some(first) = prefixes.next() else {
-            return;
-        };
-        for entry in first.entries() {
-            f(entry.peer);
-        }
-        let Some(second) = prefixes.next() else {
-            return; // the common case: one subscribed prefix, no de-duplication needed
-        };
-        let generation = self.generation.get() + 1;
-        self.generation.set(generation);
-        for entry in first.entries() {
-            self.peers[entry.slot as usize].visited.set(generation);
-        }
-        for subscribers in std::iter::once(second).chain(prefixes) {
+        // The common case is one subscribed prefix on the path: its peers are called back as
+        // they are, with no de-duplication. Only a second prefix marks the first's peers.
+        let mut first: Option<&Subscribers<P>> = None;
+        let mut generation = None;
+        self.radix.for_each_prefix(data, |subscribers| {
+            let Some(earlier) = first else {
+                for entry in subscribers.entries() {
+                    f(entry.peer);
+                }
+                first = Some(subscribers);
+                return true;
+            };
+            let generation = *generation.get_or_insert_with(|| {
+                let generation = self.generation.get() + 1;
+                self.generation.set(generation);
+                for entry in earlier.entries() {
+                    self.peers[entry.slot as usize].visited.set(generation);
+                }
+                generation
+            });
             for entry in subscribers.entries() {
                 let visited = &self.peers[entry.slot as usize].visited;
                 if visited.get() != generation {
@@ -134,7 +138,8 @@ impl<P: Copy + Eq + Hash> MultiTrie<P> {
                     f(entry.peer);
                 }
             }
-        }
+            true
+        });
     }
 
     pub fn is_empty(&self) -> bool {

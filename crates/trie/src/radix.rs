@@ -189,12 +189,41 @@ impl<V: Value> Radix<V> {
         node.children = absorbed.children;
     }
 
-    /// The values of the nodes whose keys are prefixes of `data`, shortest first.
-    pub(crate) fn prefixes_of<'a>(&'a self, data: &'a [u8]) -> Prefixes<'a, V> {
-        Prefixes {
-            radix: self,
-            next: Some(ROOT),
-            rest: data,
+    /// Calls `f` with the value of each node whose key is a prefix of `data`, shortest first,
+    /// until `f` returns false. One loop whose state stays in registers: every message a PUB
+    /// sends walks it, once per node on the path (issue 15: topics that branch at every digit
+    /// make that path one node longer per decade of subscribers).
+    #[inline]
+    pub(crate) fn for_each_prefix<'a>(&'a self, data: &[u8], mut f: impl FnMut(&'a V) -> bool) {
+        let nodes = &self.nodes[..];
+        let Some(mut node) = nodes.get(ROOT as usize) else {
+            return;
+        };
+        let mut rest = data;
+        loop {
+            if !node.value.is_empty() && !f(&node.value) {
+                return;
+            }
+            let Some((&first, tail)) = rest.split_first() else {
+                return;
+            };
+            let Some(child) = node.children.get(first).and_then(|c| nodes.get(c as usize)) else {
+                return;
+            };
+            // The child was found by its label's first byte; the rest must follow in `data`.
+            // Labels are short (one byte near the root), so a byte loop beats a memcmp call.
+            let label = child.label.get(1..).unwrap_or_default();
+            if label.is_empty() {
+                rest = tail;
+            } else {
+                match tail.split_at_checked(label.len()) {
+                    Some((head, after)) if head.iter().zip(label).all(|(a, b)| a == b) => {
+                        rest = after;
+                    }
+                    _ => return,
+                }
+            }
+            node = child;
         }
     }
 
@@ -282,34 +311,4 @@ impl<V> fmt::Debug for Radix<V> {
 #[inline]
 fn continues_with(rest: &[u8], label: &[u8]) -> bool {
     label.len() == 1 || (rest.len() >= label.len() && rest[1..label.len()] == label[1..])
-}
-
-/// Iterator behind [`Radix::prefixes_of`].
-pub(crate) struct Prefixes<'a, V> {
-    radix: &'a Radix<V>,
-    next: Option<NodeId>,
-    rest: &'a [u8],
-}
-
-impl<'a, V: Value> Iterator for Prefixes<'a, V> {
-    type Item = &'a V;
-
-    fn next(&mut self) -> Option<&'a V> {
-        while let Some(id) = self.next.take() {
-            let node = self.radix.node(id);
-            if let Some(&first) = self.rest.first() {
-                if let Some(child) = node.children.get(first) {
-                    let label: &[u8] = &self.radix.node(child).label;
-                    if continues_with(self.rest, label) {
-                        self.rest = &self.rest[label.len()..];
-                        self.next = Some(child);
-                    }
-                }
-            }
-            if !node.value.is_empty() {
-                return Some(&node.value);
-            }
-        }
-        None
-    }
 }

@@ -57,7 +57,12 @@ impl SubscriptionTrie {
 
     /// Whether some subscribed prefix starts `data` (the empty subscription matches all).
     pub fn matches(&self, data: &[u8]) -> bool {
-        self.radix.prefixes_of(data).next().is_some()
+        let mut hit = false;
+        self.radix.for_each_prefix(data, |_| {
+            hit = true;
+            false
+        });
+        hit
     }
 
     pub fn is_empty(&self) -> bool {

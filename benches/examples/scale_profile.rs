@@ -1,0 +1,134 @@
+//! One case of the scale bench (benches/benches/scale.rs) at one N, cut down for a profiler:
+//! no timing, a fixed number of messages, so that instruction counts can be compared across N
+//! and libraries (issue 15). Run it twice with different message counts under callgrind and
+//! subtract: what is left is the cost of the extra messages, without the set-up.
+//!
+//! ```text
+//! cargo build --release -p ferromq-benches --example scale_profile
+//! valgrind --tool=callgrind target/release/examples/scale_profile ferromq pub-one 1000 20000
+//! ```
+//!
+//! Cases: `pub-one` (a PUB with N SUBs, SUB i subscribed to `t<i>`; messages to `t00000`,
+//! drained from SUB 0) and `router-send` (a ROUTER with N DEALERs; messages to peers drawn
+//! from a fixed pseudo-random sequence, each DEALER drained of what it got). Inproc only.
+
+use std::time::{Duration, Instant};
+
+use ferromq_benches::backend::{Backend, BenchError, BenchResult, Kind};
+use ferromq_benches::ferromq::Ferromq;
+use ferromq_benches::libzmq::Libzmq;
+use ferromq_benches::Rng;
+
+const BODY: [u8; 16] = *b"0123456789abcdef";
+
+fn topic(i: usize) -> Vec<u8> {
+    let mut t = format!("t{i:05}").into_bytes();
+    t.resize(BODY.len(), b'.');
+    t
+}
+
+fn pub_one<B: Backend>(peers: usize, msgs: usize) -> BenchResult<()> {
+    let ctx = B::new()?;
+    let mut publisher = ctx.socket(Kind::Pub, 0)?;
+    let ep = B::bind(
+        &mut publisher,
+        &format!("inproc://profile-{}", std::process::id()),
+    )?;
+    let mut subs = Vec::with_capacity(peers);
+    for i in 0..peers {
+        let mut s = ctx.socket(Kind::Sub, 0)?;
+        B::subscribe(&mut s, &topic(i)[..6])?;
+        B::connect(&mut s, &ep)?;
+        subs.push(s);
+    }
+    // Every subscription has arrived once SUB i gets a message on its topic.
+    for (i, s) in subs.iter_mut().enumerate() {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            B::send(&mut publisher, &topic(i), false)?;
+            if B::poll_in(s, 5)? {
+                break;
+            }
+            if Instant::now() > deadline {
+                return Err(BenchError(format!("subscription {i} never arrived")));
+            }
+        }
+        while B::poll_in(s, 1)? {
+            B::recv(s)?;
+        }
+    }
+    let msg = topic(0);
+    for chunk in (0..msgs).step_by(1000) {
+        let n = 1000.min(msgs - chunk);
+        for _ in 0..n {
+            B::send(&mut publisher, &msg, false)?;
+        }
+        for _ in 0..n {
+            B::recv(&mut subs[0])?;
+        }
+    }
+    Ok(())
+}
+
+fn router_send<B: Backend>(peers: usize, msgs: usize) -> BenchResult<()> {
+    let ctx = B::new()?;
+    let mut router = ctx.socket(Kind::Router, 0)?;
+    B::set_router_mandatory(&mut router)?;
+    let ep = B::bind(
+        &mut router,
+        &format!("inproc://profile-{}", std::process::id()),
+    )?;
+    let ids: Vec<Vec<u8>> = (0..peers)
+        .map(|i| format!("peer-{i:05}").into_bytes())
+        .collect();
+    let mut dealers = Vec::with_capacity(peers);
+    for id in &ids {
+        let mut d = ctx.socket(Kind::Dealer, 0)?;
+        B::set_routing_id(&mut d, id)?;
+        B::connect(&mut d, &ep)?;
+        B::send(&mut d, &BODY, false)?;
+        B::recv(&mut router)?;
+        B::recv(&mut router)?;
+        dealers.push(d);
+    }
+    let mut rng = Rng(0x5EED_0000_0000_0001 ^ peers as u64);
+    let mut per_peer = vec![0usize; peers];
+    for chunk in (0..msgs).step_by(1000) {
+        let n = 1000.min(msgs - chunk);
+        for _ in 0..n {
+            let t = (rng.next_u64() % peers as u64) as usize;
+            if !B::send(&mut router, &ids[t], true)? {
+                return Err(BenchError(format!("peer {t} unreachable")));
+            }
+            B::send(&mut router, &BODY, false)?;
+            per_peer[t] += 1;
+        }
+        for (d, count) in dealers.iter_mut().zip(per_peer.iter_mut()) {
+            for _ in 0..*count {
+                B::recv(d)?;
+            }
+            *count = 0;
+        }
+    }
+    Ok(())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |i: usize| args.get(i).map(String::as_str).unwrap_or("");
+    let peers = arg(3).parse().unwrap_or(1);
+    let msgs = arg(4).parse().unwrap_or(10_000);
+    let result = match (arg(1), arg(2)) {
+        ("ferromq", "pub-one") => pub_one::<Ferromq>(peers, msgs),
+        ("libzmq", "pub-one") => pub_one::<Libzmq>(peers, msgs),
+        ("ferromq", "router-send") => router_send::<Ferromq>(peers, msgs),
+        ("libzmq", "router-send") => router_send::<Libzmq>(peers, msgs),
+        _ => Err(BenchError(
+            "usage: scale_profile ferromq|libzmq pub-one|router-send N MESSAGES".into(),
+        )),
+    };
+    if let Err(e) = result {
+        eprintln!("scale_profile: {e}");
+        std::process::exit(1);
+    }
+}
