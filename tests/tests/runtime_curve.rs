@@ -1,8 +1,9 @@
 //! CURVE after the handshake, in ferromq's runtime: heartbeats travel boxed like any command,
 //! and a raw peer that completed a real CURVE handshake but then sends a forged, replayed or
 //! truncated MESSAGE loses that one connection (HANDSHAKE_FAILED_PROTOCOL with libzmq's code,
-//! then DISCONNECTED, on the server's monitor) while the
-//! server's other connections carry on; HANDSHAKE_IVL covers the wait for the ZAP handler.
+//! then DISCONNECTED, on the server's monitor), as does one larger than MAXMSGSIZE
+//! (DISCONNECTED), while the server's other connections carry on; HANDSHAKE_IVL covers the
+//! wait for the ZAP handler.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -209,6 +210,38 @@ fn forged_replayed_or_truncated_message_closes_only_that_connection() {
         s.set_rcvtimeo(5000).unwrap();
         round_trip(&mut s, &mut honest, what);
     }
+}
+
+/// A genuine box larger than the server's MAXMSGSIZE is refused at its frame header: that one
+/// connection closes (DISCONNECTED on the monitor), nothing of it is delivered, and another
+/// peer of the same socket carries on.
+#[test]
+fn oversized_box_closes_only_that_connection() {
+    let ctx = Context::new();
+    let server_keys = keys();
+    let (mut s, mut m, endpoint) = server_with(&ctx, &server_keys, "oversized", |s| {
+        s.set_maxmsgsize(1024).unwrap();
+    });
+    let mut honest = client(&ctx, &server_keys.public, &endpoint);
+    round_trip(&mut s, &mut honest, "honest before");
+
+    let (mut raw, mut codec) = raw_curve_client(&endpoint, server_keys.public);
+    raw.write_all(&frame(&codec.encode(b"fits", false, false)))
+        .unwrap();
+    let got = s.recv_multipart(RecvFlags::empty()).unwrap();
+    assert_eq!(&got[1][..], b"fits");
+    let big = vec![0x5a; 4096];
+    raw.write_all(&frame(&codec.encode(&big, false, false)))
+        .unwrap();
+    assert_closed(&mut raw);
+    wait_for_event(&mut m, EVENT_DISCONNECTED);
+    s.set_rcvtimeo(100).unwrap();
+    assert!(
+        s.recv(RecvFlags::empty()).is_err(),
+        "the oversized message was delivered"
+    );
+    s.set_rcvtimeo(5000).unwrap();
+    round_trip(&mut s, &mut honest, "honest after");
 }
 
 /// HANDSHAKE_IVL bounds the wait for a ZAP handler that never answers: the server reports

@@ -1540,6 +1540,108 @@ mod tests {
         assert!(matches!(e, HandshakeError::InvalidLocalProperty(_)));
     }
 
+    /// Drives a CURVE client and server (no ZAP handler) with one byte of the client's stream
+    /// (`to_server`) or the server's flipped by `mask` at offset `at`; each side's result.
+    fn curve_pump_flipping(
+        at: usize,
+        mask: u8,
+        to_server: bool,
+    ) -> (
+        Handshake,
+        Handshake,
+        Result<(), HandshakeError>,
+        Result<(), HandshakeError>,
+    ) {
+        let keys = crate::curve_keys::KeyPair::generate().unwrap();
+        let (mut client, mut server) = curve_pair(&keys, keys.public);
+        let (mut c_out, mut s_out) = (BytesMut::new(), BytesMut::new());
+        let (mut c_in, mut s_in) = (BytesMut::new(), BytesMut::new());
+        let (mut sent_c, mut sent_s) = (0, 0);
+        let (mut rc, mut rs) = (Ok(()), Ok(()));
+        for _ in 0..20 {
+            client.poll_output(&mut c_out);
+            server.poll_output(&mut s_out);
+            if c_out.is_empty() && s_out.is_empty() {
+                break;
+            }
+            let flip = |out: &mut BytesMut, sent: &mut usize, mine: bool| {
+                if mine && (*sent..*sent + out.len()).contains(&at) {
+                    out[at - *sent] ^= mask;
+                }
+                *sent += out.len();
+                out.split()
+            };
+            s_in.extend_from_slice(&flip(&mut c_out, &mut sent_c, to_server));
+            c_in.extend_from_slice(&flip(&mut s_out, &mut sent_s, !to_server));
+            if rs.is_ok() {
+                rs = server.handle_input(&mut s_in);
+                if rs.is_ok() && server.take_zap_request().is_some() {
+                    rs = server.handle_no_zap_handler();
+                }
+            }
+            if rc.is_ok() {
+                rc = client.handle_input(&mut c_in);
+            }
+        }
+        (client, server, rc, rs)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// Any CURVE command, well named or not, with an arbitrary body, to either role after
+        /// a CURVE greeting: an error or a wait for more, never a panic or a completed
+        /// handshake.
+        #[test]
+        fn curve_arbitrary_commands_never_panic_or_admit(
+            name in prop::sample::select(vec![
+                &b"HELLO"[..], b"WELCOME", b"INITIATE", b"READY", b"ERROR", b"MESSAGE", b"X",
+            ]),
+            body in proptest::collection::vec(any::<u8>(), 0..400),
+            server_role in any::<bool>(),
+        ) {
+            let keys = crate::curve_keys::KeyPair::generate().unwrap();
+            let (client, server) = curve_pair(&keys, keys.public);
+            let mut h = if server_role { server } else { client };
+            let mut input =
+                BytesMut::from(&Greeting::new(Mechanism::Curve, !server_role).encode()[..]);
+            let len = 1 + name.len() + body.len();
+            if len <= 255 {
+                input.extend_from_slice(&[0x04, u8::try_from(len).unwrap()]);
+            } else {
+                input.extend_from_slice(&[0x06]);
+                input.extend_from_slice(&(len as u64).to_be_bytes());
+            }
+            input.extend_from_slice(&[u8::try_from(name.len()).unwrap()]);
+            input.extend_from_slice(name);
+            input.extend_from_slice(&body);
+            let _ = h.handle_input(&mut input);
+            prop_assert!(!h.is_complete(), "admitted on forged input");
+        }
+
+        /// One byte of a genuine CURVE handshake flipped, in either direction: the side that
+        /// reads it fails or waits (a length grown past what was sent), or, for a byte the
+        /// mechanism does not authenticate such as the greeting's filler, both complete and
+        /// their boxes still open at the other side. Never a panic, never a completed
+        /// handshake whose keys disagree.
+        #[test]
+        fn curve_flipped_byte_fails_or_is_harmless(
+            at in 0usize..700,
+            mask in 1u8..=255,
+            to_server in any::<bool>(),
+        ) {
+            let (mut client, mut server, rc, rs) = curve_pump_flipping(at, mask, to_server);
+            if client.is_complete() && server.is_complete() {
+                prop_assert!(rc.is_ok() && rs.is_ok());
+                let mut c = client.take_curve_codec().unwrap();
+                let mut s = server.take_curve_codec().unwrap();
+                let boxed = c.encode(b"request", false, false);
+                prop_assert_eq!(&s.decode(&boxed).unwrap().body[..], b"request");
+                let back = s.encode(b"reply", false, false);
+                prop_assert_eq!(&c.decode(&back).unwrap().body[..], b"reply");
+            }
+        }
+    }
+
     proptest! {
         #[test]
         fn arbitrary_bytes_never_panic(
