@@ -257,6 +257,9 @@ impl Engine {
             let missing = loop {
                 match self.decoder.decode(&mut self.rbuf) {
                     Ok(Decoded::Frame(frame)) => {
+                        // A large body leaves with its buffer (see `release_large`).
+                        self.rbuf_size =
+                            spares.release_large(&mut self.rbuf, self.rbuf_size, RECV_BUFFER)?;
                         self.heartbeat.heard();
                         let (body, more) = if frame.command {
                             match handle_command(

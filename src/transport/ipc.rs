@@ -6,6 +6,7 @@ use std::io;
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::error::{Error, Result};
 
@@ -56,16 +57,38 @@ impl FileId {
     }
 }
 
+/// Held across a bind's remove-create-stat and a cleanup's stat-remove, so that in one process
+/// the two cannot interleave. Without it a listener closing as its socket is rebound (a
+/// listener closes on the management runtime after `close()` has returned) could find its own
+/// file, lose the CPU, and remove the file the new bind created in the meantime: the new
+/// listener then has no path and every connect to it fails (seen as a lost reply in
+/// `io::engine`'s ping-pong test under load). Between processes the identity check alone
+/// guards, as closely as a stat and a remove that are not one operation can.
+static PATHS: Mutex<()> = Mutex::new(());
+
+fn lock_paths() -> MutexGuard<'static, ()> {
+    // The guarded data is `()`: a panic while it was held leaves nothing inconsistent.
+    PATHS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 impl IpcPath {
     /// Removes the socket file if it is still the one this listener created. (libzmq unlinks
     /// unconditionally, so a socket closed and rebound at once could lose its new file to the
     /// old listener's late cleanup.)
     pub(crate) fn cleanup(&self) {
+        self.cleanup_with(|| {});
+    }
+
+    /// [`cleanup`](Self::cleanup), running `between` after the file has been found to be ours
+    /// and before it is removed (where a test rebinds).
+    fn cleanup_with(&self, between: impl FnOnce()) {
         let Some(ours) = self.file else {
             return;
         };
+        let _paths = lock_paths();
         let current = std::fs::symlink_metadata(&self.path).map(|m| FileId::of(&m));
         if current.is_ok_and(|id| id == ours) {
+            between();
             let _ = std::fs::remove_file(&self.path);
         }
     }
@@ -84,6 +107,7 @@ pub(crate) fn ipc_bind(path: &str) -> Result<(UnixListener, IpcPath)> {
     } else {
         path.to_owned()
     };
+    let _paths = lock_paths();
     let listener = match abstract_name(&path) {
         Some(name) => UnixListener::bind_addr(&SocketAddr::from_abstract_name(name)?),
         None => {
@@ -102,4 +126,73 @@ pub(crate) fn ipc_bind(path: &str) -> Result<(UnixListener, IpcPath)> {
         None => Some(std::fs::symlink_metadata(&path).map(|m| FileId::of(&m))?),
     };
     Ok((listener, IpcPath { path, file }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_path(what: &str) -> String {
+        std::env::temp_dir()
+            .join(format!(
+                "ferromq-ipc-{what}-{}-{:x}.sock",
+                std::process::id(),
+                fastrand::u64(..)
+            ))
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// A listener's cleanup removes the file it created.
+    #[test]
+    fn cleanup_removes_its_own_file() {
+        let path = temp_path("own");
+        let (_listener, bound) = ipc_bind(&path).unwrap();
+        assert!(std::fs::symlink_metadata(&path).is_ok());
+        bound.cleanup();
+        assert!(std::fs::symlink_metadata(&path).is_err());
+    }
+
+    /// A rebind after the old listener's cleanup is done keeps its file.
+    #[test]
+    fn cleanup_after_a_rebind_leaves_the_new_file() {
+        let path = temp_path("after");
+        let (old_listener, old) = ipc_bind(&path).unwrap();
+        drop(old_listener);
+        let (_listener, new) = ipc_bind(&path).unwrap();
+        old.cleanup();
+        assert!(UnixStream::connect(&path).is_ok());
+        new.cleanup();
+        assert!(std::fs::symlink_metadata(&path).is_err());
+    }
+
+    /// A rebind that comes while the old listener's cleanup has found its file but not yet
+    /// removed it (another thread, as when a socket is closed and the path bound again at
+    /// once) must keep its file: the cleanup may remove only the old one. Before the bind and
+    /// the cleanup excluded each other, the rebind ran in the gap and lost its new file.
+    #[test]
+    fn a_rebind_racing_a_cleanup_keeps_its_file() {
+        let path = temp_path("race");
+        let (old_listener, old) = ipc_bind(&path).unwrap();
+        drop(old_listener);
+        let rebind = std::sync::Mutex::new(None);
+        old.cleanup_with(|| {
+            let p = path.clone();
+            *rebind.lock().unwrap() = Some(std::thread::spawn(move || ipc_bind(&p)));
+            // Time for the rebind to run inside the gap if nothing keeps it out.
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        });
+        let (_listener, new) = rebind
+            .into_inner()
+            .unwrap()
+            .expect("the cleanup found its own file")
+            .join()
+            .unwrap()
+            .unwrap();
+        assert!(
+            UnixStream::connect(&path).is_ok(),
+            "the rebound listener lost its file"
+        );
+        new.cleanup();
+    }
 }
