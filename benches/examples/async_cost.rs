@@ -14,7 +14,7 @@
 //! one multi-thread runtime with one worker, driven by `block_on` from their threads, the
 //! bench's `ferromq async` before session 14), `async-spawn` (both sides `tokio::spawn`ed
 //! tasks on one multi-thread runtime with two workers, joined from the main thread, the
-//! bench's `ferromq async` since). Instructions per message are the difference of two counts
+//! bench's `ferromq async` since; `async-spawn1` the same on one worker). Instructions per message are the difference of two counts
 //! divided by the difference of their message counts, so set-up and teardown cancel out.
 
 use std::time::Instant;
@@ -120,8 +120,8 @@ fn run(mode: &str, transport: &str, count: usize) -> Result<(), Error> {
             rt.block_on(recv_all(&mut rx, count))?;
             drop(sender.join().expect("sender")?);
         }
-        "async-spawn" => {
-            let rt = runtime(2);
+        "async-spawn" | "async-spawn1" => {
+            let rt = runtime(if mode == "async-spawn1" { 1 } else { 2 });
             let (mut rx, mut tx) = {
                 let _in = rt.enter();
                 (AsyncSocket::new(rx)?, AsyncSocket::new(tx)?)
@@ -138,7 +138,7 @@ fn run(mode: &str, transport: &str, count: usize) -> Result<(), Error> {
             drop(rx.expect("receiver task")?);
             drop(tx.expect("sender task")?);
         }
-        other => panic!("unknown mode {other}: blocking, async-ct, async-mt or async-spawn"),
+        other => panic!("unknown mode {other}: blocking, async-ct, async-mt, async-spawn(1)"),
     }
     let secs = start.elapsed().as_secs_f64();
     println!(
