@@ -62,6 +62,11 @@ enum Dir {
 
 /// A socket for async code on tokio. Create it inside a runtime with I/O enabled.
 ///
+/// Every operation spends one unit of tokio's task budget (`tokio::task::coop`), as tokio's
+/// own sockets do: a task looping over a socket that always has a message (or always has
+/// room) yields to the other tasks on its worker every 128 operations instead of starving
+/// them; `tokio::task::coop::unconstrained` opts a task out.
+///
 /// Every future it returns is `Send`, so the socket can move into `tokio::spawn` on the
 /// multi-thread runtime:
 ///
@@ -353,7 +358,8 @@ impl AsyncSocket {
     }
 
     /// Polls for one message part (the next part of a message whose receive was
-    /// interrupted comes first).
+    /// interrupted comes first). Spends one unit of the task's budget when it is ready;
+    /// `Pending`, the task scheduled again behind the others, when the budget is spent.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -389,7 +395,8 @@ impl AsyncSocket {
         self.poll_op(cx, Dir::Recv, |s| s.recv(RecvFlags::DONTWAIT))
     }
 
-    /// Polls for a whole message.
+    /// Polls for a whole message, spending one unit of the task's budget as
+    /// [`AsyncSocket::poll_recv`] does.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
