@@ -26,14 +26,14 @@
 //!
 //! A task looping on `recv().await` over a socket that always has a message waiting (or on
 //! `send` into one that always has room) never waits, so without help it would never give its
-//! worker back and the other tasks there would starve. So every operation spends one unit of
-//! tokio's task budget (`tokio::task::coop`: 128 units each time a task is polled), as tokio's
-//! own sockets and channels do; once the budget is spent the operation returns `Pending`
-//! before it touches the socket, and the task is polled again after the others had a turn.
-//! One unit is one call: a part for `recv` and `send`, a message for `recv_multipart`,
-//! `send_multipart`, the `Stream` and the `Sink` (and the public `poll_recv*`, for futures
-//! built on them). A `DONTWAIT` call whose task has spent its budget yields too, before it
-//! tries. A task that must not yield can opt out with `tokio::task::coop::unconstrained`.
+//! worker back and the other tasks there would starve. So the operations spend tokio's task
+//! budget (`tokio::task::coop`: 128 units each time a task is polled), as tokio's own sockets
+//! and channels do, one unit every [`OPS_PER_UNIT`] (8) operations of a socket; once the
+//! budget is spent the operation returns `Pending` before it touches the socket, and the task
+//! is polled again after the others had a turn. An operation is one call: a part for `recv`
+//! and `send`, a message for `recv_multipart`, `send_multipart`, the `Stream` and the `Sink`
+//! (and the public `poll_recv*`, for futures built on them). A `DONTWAIT` call whose task has
+//! spent its budget yields too, before it tries. A task that must not yield can opt out with `tokio::task::coop::unconstrained`.
 
 use std::collections::VecDeque;
 use std::future::{poll_fn, Future};
@@ -53,6 +53,14 @@ use crate::api::socket::{SendResult, Socket};
 use crate::error::{Error, Result};
 use crate::msg::{Metadata, Msg};
 
+/// Operations per unit of tokio's task budget. tokio's budget (128 units a poll) is sized for
+/// its own resources, where a unit is a socket read or a channel receive; a message through a
+/// ferromq pipe costs about a tenth of a syscall, and spending a unit (a thread-local update)
+/// on each one, plus a return to the scheduler every 128 messages, cost the spawned inproc
+/// pair 10-45% of its throughput (docs/performance.md). So a unit is 8 operations of a socket,
+/// and a task looping over a socket that never waits yields every 1,024.
+const OPS_PER_UNIT: u8 = 8;
+
 /// Which operation waits: each keeps its own task's waker.
 #[derive(Debug, Clone, Copy)]
 enum Dir {
@@ -62,9 +70,9 @@ enum Dir {
 
 /// A socket for async code on tokio. Create it inside a runtime with I/O enabled.
 ///
-/// Every operation spends one unit of tokio's task budget (`tokio::task::coop`), as tokio's
-/// own sockets do: a task looping over a socket that always has a message (or always has
-/// room) yields to the other tasks on its worker every 128 operations instead of starving
+/// The operations spend tokio's task budget (`tokio::task::coop`), as tokio's own sockets
+/// do, one unit every 8 operations: a task looping over a socket that always has a message
+/// (or always has room) yields to the other tasks on its worker every 1,024 instead of starving
 /// them; `tokio::task::coop::unconstrained` opts a task out.
 ///
 /// Every future it returns is `Send`, so the socket can move into `tokio::spawn` on the
@@ -105,6 +113,9 @@ pub struct AsyncSocket {
     outbound: VecDeque<Bytes>,
     /// The task waiting in each direction (see the module's last paragraph).
     wakers: [Option<Waker>; 2],
+    /// Operations left before the next one takes a unit of tokio's budget (see
+    /// [`OPS_PER_UNIT`]).
+    credit: u8,
 }
 
 impl AsyncSocket {
@@ -135,6 +146,7 @@ impl AsyncSocket {
             inbound: Vec::new(),
             outbound: VecDeque::new(),
             wakers: [None, None],
+            credit: 0,
         })
     }
 
@@ -194,6 +206,29 @@ impl AsyncSocket {
         socket
     }
 
+    /// Takes a unit of the task's budget if this operation starts a new one (`Some`, to be
+    /// committed by [`AsyncSocket::spent`] if the operation completes); `Pending` once the
+    /// budget is spent, with the task scheduled again behind the others.
+    #[inline(always)]
+    fn poll_budget(&mut self, cx: &mut Context<'_>) -> Poll<Option<coop::RestoreOnPending>> {
+        if self.credit > 0 {
+            return Poll::Ready(None);
+        }
+        coop::poll_proceed(cx).map(Some)
+    }
+
+    /// Counts a completed operation against the unit [`AsyncSocket::poll_budget`] took.
+    #[inline(always)]
+    fn spent(&mut self, unit: Option<coop::RestoreOnPending>) {
+        match unit {
+            Some(unit) => {
+                unit.made_progress();
+                self.credit = OPS_PER_UNIT - 1;
+            }
+            None => self.credit -= 1,
+        }
+    }
+
     /// Wakes the task waiting in the other direction, if any: an operation that completes
     /// without polling the fd may have been woken by tokio for the other's event (see
     /// `poll_op`), and with no `Context` at hand it cannot tell its own waker apart.
@@ -209,7 +244,7 @@ impl AsyncSocket {
 
     /// Polls to hand one part to the socket, after what a cancelled call left in `outbound`;
     /// `slot` keeps the part until the socket takes it, so the caller decides what a cancel
-    /// does with it. Spends one unit of the task's budget once it completes (`DONTWAIT`: once
+    /// does with it. Counts against the task's budget once it completes (`DONTWAIT`: once
     /// it has tried).
     ///
     /// The first try comes before any of the waiting machinery, and this function and
@@ -225,20 +260,20 @@ impl AsyncSocket {
         more: bool,
         dontwait: bool,
     ) -> Poll<Result<()>> {
-        let coop = ready!(coop::poll_proceed(cx));
+        let coop = ready!(self.poll_budget(cx));
         if self.outbound.is_empty()
             && let Some(frame) = slot.take()
         {
             match self.socket.try_send_frame(frame, more) {
                 Ok(()) => {
-                    coop.made_progress();
+                    self.spent(coop);
                     self.wake_other(Dir::Send);
                     return Poll::Ready(Ok(()));
                 }
                 Err((e, back)) => {
                     *slot = Some(back);
                     if e != Error::Again {
-                        coop.made_progress();
+                        self.spent(coop);
                         return Poll::Ready(Err(e));
                     }
                 }
@@ -246,7 +281,7 @@ impl AsyncSocket {
         }
         let sent = self.poll_send_wait(cx, slot, more, dontwait);
         if sent.is_ready() {
-            coop.made_progress();
+            self.spent(coop);
         }
         sent
     }
@@ -274,7 +309,7 @@ impl AsyncSocket {
     /// [`AsyncSocket::poll_send_part`]).
     #[inline(always)]
     fn poll_recv_now(&mut self, cx: &mut Context<'_>) -> Poll<Result<Msg>> {
-        let coop = ready!(coop::poll_proceed(cx));
+        let coop = ready!(self.poll_budget(cx));
         let got = if self.inbound.is_empty() {
             match self.socket.recv(RecvFlags::DONTWAIT) {
                 Err(Error::Again) => self.poll_part(cx),
@@ -287,7 +322,7 @@ impl AsyncSocket {
             self.poll_part(cx)
         };
         if got.is_ready() {
-            coop.made_progress();
+            self.spent(coop);
         }
         got
     }
@@ -358,7 +393,7 @@ impl AsyncSocket {
     }
 
     /// Polls for one message part (the next part of a message whose receive was
-    /// interrupted comes first). Spends one unit of the task's budget when it is ready;
+    /// interrupted comes first). Counts against the task's budget when it is ready;
     /// `Pending`, the task scheduled again behind the others, when the budget is spent.
     ///
     /// ```
@@ -379,10 +414,10 @@ impl AsyncSocket {
     /// # }
     /// ```
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<Msg>> {
-        let coop = ready!(coop::poll_proceed(cx));
+        let coop = ready!(self.poll_budget(cx));
         let got = self.poll_part(cx);
         if got.is_ready() {
-            coop.made_progress();
+            self.spent(coop);
         }
         got
     }
@@ -395,7 +430,7 @@ impl AsyncSocket {
         self.poll_op(cx, Dir::Recv, |s| s.recv(RecvFlags::DONTWAIT))
     }
 
-    /// Polls for a whole message, spending one unit of the task's budget as
+    /// Polls for a whole message, counting against the task's budget as
     /// [`AsyncSocket::poll_recv`] does.
     ///
     /// ```
@@ -415,10 +450,10 @@ impl AsyncSocket {
     /// # }
     /// ```
     pub fn poll_recv_multipart(&mut self, cx: &mut Context<'_>) -> Poll<Result<Multipart>> {
-        let coop = ready!(coop::poll_proceed(cx));
+        let coop = ready!(self.poll_budget(cx));
         let got = self.poll_parts(cx);
         if got.is_ready() {
-            coop.made_progress();
+            self.spent(coop);
         }
         got
     }
@@ -443,16 +478,16 @@ impl AsyncSocket {
         }
     }
 
-    /// [`AsyncSocket::poll_flush_outbound`] for the `Sink`, spending one unit of the task's
+    /// [`AsyncSocket::poll_flush_outbound`] for the `Sink`, counting against the task's
     /// budget when there was a message to hand over.
     pub(crate) fn poll_flush_queued(&mut self, cx: &mut Context<'_>) -> Poll<Result<()>> {
         if self.outbound.is_empty() {
             return Poll::Ready(Ok(()));
         }
-        let coop = ready!(coop::poll_proceed(cx));
+        let coop = ready!(self.poll_budget(cx));
         let flushed = self.poll_flush_outbound(cx);
         if flushed.is_ready() {
-            coop.made_progress();
+            self.spent(coop);
         }
         flushed
     }

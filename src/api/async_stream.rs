@@ -6,8 +6,9 @@
 //! message, in the socket rather than in a future: `start_send` parks it there and
 //! `poll_ready`/`poll_flush` hand it over, so a message the `Sink` accepted is sent even if
 //! the future that would have flushed it is dropped (the next send or flush finishes it).
-//! Both spend tokio's task budget, one unit a message (see the `async_socket` module), so a
-//! `forward` between two busy sockets still lets the other tasks on its worker run.
+//! Both spend tokio's task budget, each message one operation (see the `async_socket`
+//! module), so a `forward` between two busy sockets still lets the other tasks on its worker
+//! run.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
