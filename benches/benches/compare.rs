@@ -389,17 +389,19 @@ fn main() {
     if o.zeromq {
         extras.push(NAMES[ZEROMQ]);
         header.push_str(
-            " The zmq.rs column is the `zeromq` crate 0.7, driven through `block_on` on a tokio \
-             runtime, on the cells it supports.",
+            " The zmq.rs column is the `zeromq` crate 0.7 on a multi-thread tokio runtime with two \
+             workers, on the cells it supports: a throughput run's send and receive loops are \
+             `tokio::spawn`ed tasks, other calls one `block_on` each.",
         );
     }
     if o.async_api {
         extras.extend([NAMES[ASYNC], NAMES[ASYNC_CT]]);
         header.push_str(
-            " The ferromq async columns are `ferromq::AsyncSocket` under `block_on` (a throughput \
-             run's send and receive loops each one future, other calls one each): on one \
-             multi-thread tokio runtime with one worker (`ferromq async`), and on a \
-             current-thread runtime per socket (`ferromq async ct`).",
+            " The ferromq async columns are `ferromq::AsyncSocket`: `ferromq async` on one \
+             multi-thread tokio runtime with two workers, a throughput run's send and receive \
+             loops `tokio::spawn`ed tasks (other calls one `block_on` each, so latency's waits \
+             hop to the harness thread); `ferromq async ct` on a current-thread runtime per \
+             socket, each loop one `block_on`.",
         );
     }
     let md = report::markdown(&rows, NAMES[FERROMQ], NAMES[LIBZMQ], &extras, &header);

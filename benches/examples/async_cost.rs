@@ -12,7 +12,9 @@
 //! Modes: `blocking` (`Socket::send_slice`/`recv`), `async-ct` (each side an `AsyncSocket` on
 //! its own current-thread runtime, the bench's `ferromq async ct`), `async-mt` (both sides on
 //! one multi-thread runtime with one worker, driven by `block_on` from their threads, the
-//! bench's `ferromq async`). Instructions per message are the difference of two counts
+//! bench's `ferromq async` before session 14), `async-spawn` (both sides `tokio::spawn`ed
+//! tasks on one multi-thread runtime with two workers, joined from the main thread, the
+//! bench's `ferromq async` since; `async-spawn1` the same on one worker). Instructions per message are the difference of two counts
 //! divided by the difference of their message counts, so set-up and teardown cancel out.
 
 use std::time::Instant;
@@ -39,12 +41,13 @@ fn pair(ctx: &Context, transport: &str) -> Result<(Socket, Socket), Error> {
     Ok((rx, tx))
 }
 
-fn runtime(current_thread: bool) -> Runtime {
-    let mut b = if current_thread {
+/// A current-thread runtime (`workers` 0) or a multi-thread one.
+fn runtime(workers: usize) -> Runtime {
+    let mut b = if workers == 0 {
         Builder::new_current_thread()
     } else {
         let mut b = Builder::new_multi_thread();
-        b.worker_threads(1);
+        b.worker_threads(workers);
         b
     };
     b.enable_all().build().expect("tokio runtime")
@@ -85,14 +88,14 @@ fn run(mode: &str, transport: &str, count: usize) -> Result<(), Error> {
         }
         "async-ct" => {
             let sender = std::thread::spawn(move || {
-                let rt = runtime(true);
+                let rt = runtime(0);
                 rt.block_on(async move {
                     let mut tx = AsyncSocket::new(tx)?;
                     send_all(&mut tx, count).await?;
                     Ok::<Socket, Error>(tx.into_inner())
                 })
             });
-            let rt = runtime(true);
+            let rt = runtime(0);
             rt.block_on(async move {
                 let mut rx = AsyncSocket::new(rx)?;
                 recv_all(&mut rx, count).await
@@ -100,7 +103,7 @@ fn run(mode: &str, transport: &str, count: usize) -> Result<(), Error> {
             drop(sender.join().expect("sender")?);
         }
         "async-mt" => {
-            let rt = std::sync::Arc::new(runtime(false));
+            let rt = std::sync::Arc::new(runtime(1));
             let handle = rt.handle().clone();
             let sender = std::thread::spawn(move || {
                 let mut tx = {
@@ -117,7 +120,25 @@ fn run(mode: &str, transport: &str, count: usize) -> Result<(), Error> {
             rt.block_on(recv_all(&mut rx, count))?;
             drop(sender.join().expect("sender")?);
         }
-        other => panic!("unknown mode {other}: blocking, async-ct or async-mt"),
+        "async-spawn" | "async-spawn1" => {
+            let rt = runtime(if mode == "async-spawn1" { 1 } else { 2 });
+            let (mut rx, mut tx) = {
+                let _in = rt.enter();
+                (AsyncSocket::new(rx)?, AsyncSocket::new(tx)?)
+            };
+            let sender = rt.spawn(async move {
+                send_all(&mut tx, count).await?;
+                Ok::<Socket, Error>(tx.into_inner())
+            });
+            let receiver = rt.spawn(async move {
+                recv_all(&mut rx, count).await?;
+                Ok::<Socket, Error>(rx.into_inner())
+            });
+            let (rx, tx) = rt.block_on(async { (receiver.await, sender.await) });
+            drop(rx.expect("receiver task")?);
+            drop(tx.expect("sender task")?);
+        }
+        other => panic!("unknown mode {other}: blocking, async-ct, async-mt, async-spawn(1)"),
     }
     let secs = start.elapsed().as_secs_f64();
     println!(

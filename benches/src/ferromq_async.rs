@@ -1,15 +1,21 @@
 //! ferromq through its async API ([`ferromq::AsyncSocket`]) for the `--async` columns.
 //!
-//! A throughput run's sender and receiver each run their whole loop as one future under one
-//! `block_on` ([`Backend::send_burst`], [`Backend::recv_burst`]), as a task that streams
-//! messages does; the other calls (set-up, latency's ping-pong) are one `block_on` each. Two
-//! runtimes, one column each: `ferromq async` is one multi-thread tokio runtime with one
-//! worker, whose reactor waits on the sockets' fds and wakes the harness thread that waits (as
-//! zmq.rs is run in [`crate::zeromq`]); `ferromq async ct` gives each socket its own
-//! current-thread runtime (`#[tokio::main(flavor = "current_thread")]` in a program), so the
-//! thread that waits is the one polling the reactor. The sockets and their options are
-//! ferromq's own; only the waiting goes through tokio. No poll (the async API has none), so
+//! A throughput run's sender and receiver each run their whole loop as one future
+//! ([`Backend::send_burst`], [`Backend::recv_burst`]), as a task that streams messages does.
+//! Two runtimes, one column each. `ferromq async` is what a tokio service does: one
+//! multi-thread runtime with two workers (the blocking column uses two threads), each loop
+//! `tokio::spawn`ed as a task that owns its socket, and the harness thread waiting on the
+//! task's `JoinHandle`; so the loops and their wake-ups run on the runtime's workers, and the
+//! harness thread only starts and joins them. `ferromq async ct` gives each socket its own
+//! current-thread runtime (`#[tokio::main(flavor = "current_thread")]` in a program) and runs
+//! the loop under its `block_on`, so the thread that waits is the one polling the reactor.
+//! The other calls (set-up, latency's ping-pong) are one `block_on` each on the socket's
+//! runtime: on the multi-thread runtime each of latency's waits is a hop from a worker to the
+//! harness thread, which its latency column pays. The sockets and their options are ferromq's
+//! own; only the waiting goes through tokio. No poll (the async API has none), so
 //! ROUTER_ROUTER_POLL is skipped ([`FerromqAsync::supports`]).
+
+use std::future::Future;
 
 use ferromq::{AsyncSocket, Context, Error, SendFlags, Socket, SocketType};
 use tokio::runtime::{Builder, Handle, Runtime};
@@ -18,7 +24,8 @@ use crate::backend::{Backend, BenchError, BenchResult, Kind};
 use crate::matrix::Pattern;
 
 /// ferromq's async API on tokio; one I/O thread, as the blocking column. `CURRENT_THREAD`:
-/// a current-thread runtime per socket, else one shared multi-thread runtime.
+/// a current-thread runtime per socket, else one shared multi-thread runtime whose tasks run
+/// the throughput loops.
 pub struct FerromqAsync<const CURRENT_THREAD: bool> {
     ctx: Context,
     runtime: Runtime,
@@ -40,7 +47,8 @@ enum Driver {
 /// One async socket and the runtime that drives it.
 pub struct FerromqAsyncSocket {
     /// Declared before `driver`, so it is dropped (and deregistered) while its runtime lives.
-    socket: AsyncSocket,
+    /// `None` only while a burst's task owns it (or after that task failed).
+    socket: Option<AsyncSocket>,
     driver: Driver,
 }
 
@@ -52,12 +60,17 @@ fn timed_out() -> BenchError {
     BenchError("ferromq async: timed out".into())
 }
 
+fn gone() -> BenchError {
+    BenchError("ferromq async: the socket was lost with a failed burst".into())
+}
+
 fn runtime(current_thread: bool) -> BenchResult<Runtime> {
     let mut builder = if current_thread {
         Builder::new_current_thread()
     } else {
         let mut b = Builder::new_multi_thread();
-        b.worker_threads(1);
+        // The blocking column's sender and receiver are two threads.
+        b.worker_threads(2);
         b
     };
     builder
@@ -67,8 +80,8 @@ fn runtime(current_thread: bool) -> BenchResult<Runtime> {
 }
 
 impl FerromqAsyncSocket {
-    fn sync(&mut self) -> &mut Socket {
-        self.socket.get_mut()
+    fn sync(&mut self) -> BenchResult<&mut Socket> {
+        Ok(self.socket.as_mut().ok_or_else(gone)?.get_mut())
     }
 }
 
@@ -76,10 +89,8 @@ impl FerromqAsyncSocket {
 /// harness's receive timeout.
 macro_rules! drive {
     ($s:expr, $socket:ident => $call:expr) => {{
-        let FerromqAsyncSocket {
-            socket: $socket,
-            driver,
-        } = $s;
+        let FerromqAsyncSocket { socket, driver } = $s;
+        let $socket = socket.as_mut().ok_or_else(gone)?;
         match driver {
             Driver::Shared(h) => h.block_on(crate::bounded($call)),
             Driver::Own(rt) => rt.block_on(crate::bounded($call)),
@@ -132,46 +143,51 @@ impl<const C: bool> Backend for FerromqAsync<C> {
         };
         let socket = AsyncSocket::new(s).map_err(|e| err("async socket", e))?;
         drop(_in_runtime);
-        Ok(FerromqAsyncSocket { socket, driver })
+        Ok(FerromqAsyncSocket {
+            socket: Some(socket),
+            driver,
+        })
     }
 
     fn set_routing_id(s: &mut FerromqAsyncSocket, id: &[u8]) -> BenchResult<()> {
-        s.sync()
+        s.sync()?
             .set_routing_id(id)
             .map_err(|e| err("routing id", e))
     }
 
     fn set_router_mandatory(s: &mut FerromqAsyncSocket) -> BenchResult<()> {
-        s.sync()
+        s.sync()?
             .set_router_mandatory(true)
             .map_err(|e| err("router mandatory", e))
     }
 
     fn subscribe_all(s: &mut FerromqAsyncSocket) -> BenchResult<()> {
-        s.sync().set_subscribe(b"").map_err(|e| err("subscribe", e))
+        s.sync()?
+            .set_subscribe(b"")
+            .map_err(|e| err("subscribe", e))
     }
 
     fn set_heartbeat(s: &mut FerromqAsyncSocket, ivl_ms: i32) -> BenchResult<()> {
-        s.sync()
+        s.sync()?
             .set_heartbeat_ivl(ivl_ms)
             .map_err(|e| err("heartbeat", e))
     }
 
     fn subscribe(s: &mut FerromqAsyncSocket, prefix: &[u8]) -> BenchResult<()> {
-        s.sync()
+        s.sync()?
             .set_subscribe(prefix)
             .map_err(|e| err("subscribe", e))
     }
 
     fn bind(s: &mut FerromqAsyncSocket, endpoint: &str) -> BenchResult<String> {
-        s.sync().bind(endpoint).map_err(|e| err("bind", e))?;
-        s.sync()
+        s.sync()?.bind(endpoint).map_err(|e| err("bind", e))?;
+        s.sync()?
             .last_endpoint()
             .map_err(|e| err("last endpoint", e))
     }
 
     fn connect(s: &mut FerromqAsyncSocket, endpoint: &str) -> BenchResult<()> {
-        s.sync().connect(endpoint).map_err(|e| err("connect", e))
+        s.sync()?.connect(endpoint).map_err(|e| err("connect", e))
     }
 
     fn send(s: &mut FerromqAsyncSocket, data: &[u8], more: bool) -> BenchResult<bool> {
@@ -197,41 +213,54 @@ impl<const C: bool> Backend for FerromqAsync<C> {
         Err(BenchError("ferromq async: no poll".into()))
     }
 
-    /// The whole loop is one future, one `block_on`: what a task that sends does.
+    /// The whole loop is one task (multi-thread runtime) or one `block_on` (current-thread).
     fn send_burst(
         s: &mut FerromqAsyncSocket,
         envelope: Option<&[u8]>,
         payload: &[u8],
         count: usize,
     ) -> BenchResult<()> {
-        burst(s, |socket| send_all(socket, envelope, payload, count))
+        // The task owns what it sends: copies made once a burst, outside the loop.
+        let envelope = envelope.map(<[u8]>::to_vec);
+        let payload = payload.to_vec();
+        burst(s, move |mut socket| async move {
+            let sent = send_all(&mut socket, envelope.as_deref(), &payload, count).await;
+            (socket, sent)
+        })
     }
 
     fn recv_burst(s: &mut FerromqAsyncSocket, count: usize, poll: bool) -> BenchResult<()> {
         if poll {
             return Err(BenchError("ferromq async: no poll".into()));
         }
-        burst(s, |socket| recv_all(socket, count))
+        burst(s, move |mut socket| async move {
+            let received = recv_all(&mut socket, count).await;
+            (socket, received)
+        })
     }
 }
 
 /// Runs a burst as one future under one deadline (the receive timeout for each of a burst's
 /// messages would arm and cancel a timer at every wait, a cost no blocking call pays): four
-/// receive timeouts, as the harness gives a PUB/SUB receiver to finish.
-fn burst<'a, F: std::future::Future<Output = BenchResult<()>> + 'a>(
-    s: &'a mut FerromqAsyncSocket,
-    run: impl FnOnce(&'a mut AsyncSocket) -> F,
-) -> BenchResult<()> {
+/// receive timeouts, as the harness gives a PUB/SUB receiver to finish. On the multi-thread
+/// runtime the future is a spawned task, which owns the socket and hands it back.
+fn burst<F>(s: &mut FerromqAsyncSocket, run: impl FnOnce(AsyncSocket) -> F) -> BenchResult<()>
+where
+    F: Future<Output = (AsyncSocket, BenchResult<()>)> + Send + 'static,
+{
     let limit = std::time::Duration::from_millis(crate::RECV_TIMEOUT_MS as u64 * 4);
-    let FerromqAsyncSocket { socket, driver } = s;
-    let f = run(socket);
+    let task = run(s.socket.take().ok_or_else(gone)?);
     // The timer is made inside the runtime, whose clock it needs.
-    let f = async move { tokio::time::timeout(limit, f).await };
-    match driver {
-        Driver::Shared(h) => h.block_on(f),
-        Driver::Own(rt) => rt.block_on(f),
-    }
-    .map_err(|_| timed_out())?
+    let task = async move { tokio::time::timeout(limit, task).await };
+    let done = match &s.driver {
+        Driver::Shared(h) => h
+            .block_on(h.spawn(task))
+            .map_err(|e| BenchError(format!("ferromq async: burst task: {e}")))?,
+        Driver::Own(rt) => rt.block_on(task),
+    };
+    let (socket, result) = done.map_err(|_| timed_out())?;
+    s.socket = Some(socket);
+    result
 }
 
 /// `count` messages in one task; a send the peer cannot take yet (EHOSTUNREACH on a mandatory

@@ -5,7 +5,9 @@
 //! made. So this adapter makes the socket at bind or connect time, drives each call with
 //! `block_on` on one shared tokio runtime (what a blocking caller of zmq.rs has to do), gathers
 //! frames into the whole messages its API sends and receives, and applies the harness's receive
-//! timeout itself. The cells it cannot run are skipped ([`Zeromq::supports`],
+//! timeout itself. A throughput run's send and receive loops are `tokio::spawn`ed tasks on that
+//! runtime (two workers), as ferromq's async column runs them, so the two are compared in the
+//! way a tokio service would use them. The cells it cannot run are skipped ([`Zeromq::supports`],
 //! [`Zeromq::measures_throughput`]).
 
 use std::collections::VecDeque;
@@ -136,7 +138,8 @@ impl Backend for Zeromq {
 
     fn new() -> BenchResult<Self> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
+            // Two, as ferromq's async column and the blocking columns' two threads.
+            .worker_threads(2)
             .enable_all()
             .build()
             .map_err(|e| err("runtime", e))?;
@@ -245,4 +248,100 @@ impl Backend for Zeromq {
     fn poll_in(_s: &mut ZeromqSocket, _timeout_ms: i64) -> BenchResult<bool> {
         Err(err("poll", "not supported"))
     }
+
+    /// The loop is a task that owns the socket; a peer not connected yet is retried after a
+    /// millisecond, as the blocking harness does.
+    fn send_burst(
+        s: &mut ZeromqSocket,
+        envelope: Option<&[u8]>,
+        payload: &[u8],
+        count: usize,
+    ) -> BenchResult<()> {
+        if !s.outgoing.is_empty() {
+            return Err(err("send", "a burst after a partial message"));
+        }
+        let envelope = envelope.map(Bytes::copy_from_slice);
+        let payload = payload.to_vec();
+        burst(s, move |mut inner| async move {
+            let sent = async {
+                for _ in 0..count {
+                    let mut waited = 0;
+                    loop {
+                        // A fresh copy of the payload each message, as `send` makes.
+                        let mut frames: Vec<Bytes> = envelope.iter().cloned().collect();
+                        frames.push(Bytes::copy_from_slice(&payload));
+                        let msg = ZmqMessage::try_from(frames).map_err(|e| err("message", e))?;
+                        let sent = match &mut inner {
+                            Inner::Pub(x) => x.send(msg).await,
+                            Inner::Dealer(x) => x.send(msg).await,
+                            Inner::Router(x) => x.send(msg).await,
+                            Inner::Req(x) => x.send(msg).await,
+                            Inner::Rep(x) => x.send(msg).await,
+                            Inner::Sub(_) => return Err(err("send", "SUB cannot send")),
+                        };
+                        match sent {
+                            Ok(()) => break,
+                            Err(ZmqError::Other(_)) if waited < crate::RECV_TIMEOUT_MS => {
+                                waited += 1;
+                                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                            }
+                            Err(e) => return Err(err("send", e)),
+                        }
+                    }
+                }
+                Ok(())
+            }
+            .await;
+            (inner, sent)
+        })
+    }
+
+    fn recv_burst(s: &mut ZeromqSocket, count: usize, poll: bool) -> BenchResult<()> {
+        if poll {
+            return Err(err("poll", "not supported"));
+        }
+        if !s.incoming.is_empty() {
+            return Err(err("recv", "a burst after a partial message"));
+        }
+        burst(s, move |mut inner| async move {
+            let received = async {
+                for _ in 0..count {
+                    match &mut inner {
+                        Inner::Sub(x) => x.recv().await,
+                        Inner::Dealer(x) => x.recv().await,
+                        Inner::Router(x) => x.recv().await,
+                        Inner::Req(x) => x.recv().await,
+                        Inner::Rep(x) => x.recv().await,
+                        Inner::Pub(_) => return Err(err("recv", "PUB cannot receive")),
+                    }
+                    .map_err(|e| err("recv", e))?;
+                }
+                Ok(())
+            }
+            .await;
+            (inner, received)
+        })
+    }
+}
+
+/// Runs a burst as a task that owns the socket and hands it back, under one deadline of four
+/// receive timeouts (as the harness gives a PUB/SUB receiver to finish).
+fn burst<F>(s: &mut ZeromqSocket, run: impl FnOnce(Inner) -> F) -> BenchResult<()>
+where
+    F: std::future::Future<Output = (Inner, BenchResult<()>)> + Send + 'static,
+{
+    s.made()?;
+    let inner = s.inner.take().ok_or_else(|| err("socket", "not made"))?;
+    let limit = std::time::Duration::from_millis(crate::RECV_TIMEOUT_MS as u64 * 4);
+    let task = run(inner);
+    let handle = s
+        .runtime
+        .spawn(async move { tokio::time::timeout(limit, task).await });
+    let (inner, result) = s
+        .runtime
+        .block_on(handle)
+        .map_err(|e| err("burst task", e))?
+        .map_err(|_| err("burst", "timed out"))?;
+    s.inner = Some(inner);
+    result
 }

@@ -21,21 +21,45 @@
 //! later registration displaces the earlier. So each direction keeps its task's waker here,
 //! and whichever task the fd wakes passes the wake-up on to the other, both when it finds the
 //! fd ready and when its own operation completes (the event may have been the other's).
+//!
+//! # Cooperative scheduling
+//!
+//! A task looping on `recv().await` over a socket that always has a message waiting (or on
+//! `send` into one that always has room) never waits, so without help it would never give its
+//! worker back and the other tasks there would starve. So the operations spend tokio's task
+//! budget (`tokio::task::coop`: 128 units each time a task is polled), as tokio's own sockets
+//! and channels do, one unit every [`OPS_PER_UNIT`] (8) operations of a socket; once the
+//! budget is spent the operation returns `Pending` before it touches the socket, and the task
+//! is polled again after the others had a turn. An operation is one call: a part for `recv`
+//! and `send`, a message for `recv_multipart`, `send_multipart`, the `Stream` and the `Sink`
+//! (and the public `poll_recv*`, for futures built on them). A `DONTWAIT` call whose task has
+//! spent its budget yields too, before it tries. A task that must not yield can opt out with `tokio::task::coop::unconstrained`.
 
 use std::collections::VecDeque;
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
 use std::os::fd::OwnedFd;
-use std::task::{Context, Poll, Waker};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll, Waker};
 
 use bytes::Bytes;
 use tokio::io::unix::AsyncFd;
+use tokio::task::coop;
 
 use crate::api::flags::{RecvFlags, SendFlags};
 use crate::api::multipart::Multipart;
 use crate::api::send_error::SendError;
 use crate::api::socket::{SendResult, Socket};
 use crate::error::{Error, Result};
-use crate::msg::Msg;
+use crate::msg::{Metadata, Msg};
+
+/// Operations per unit of tokio's task budget. tokio's budget (128 units a poll) is sized for
+/// its own resources, where a unit is a socket read or a channel receive; a message through a
+/// ferromq pipe costs about a tenth of a syscall, and spending a unit (a thread-local update)
+/// on each one, plus a return to the scheduler every 128 messages, cost the spawned inproc
+/// pair 10-45% of its throughput (docs/performance.md). So a unit is 8 operations of a socket,
+/// and a task looping over a socket that never waits yields every 1,024.
+const OPS_PER_UNIT: u8 = 8;
 
 /// Which operation waits: each keeps its own task's waker.
 #[derive(Debug, Clone, Copy)]
@@ -45,6 +69,11 @@ enum Dir {
 }
 
 /// A socket for async code on tokio. Create it inside a runtime with I/O enabled.
+///
+/// The operations spend tokio's task budget (`tokio::task::coop`), as tokio's own sockets
+/// do, one unit every 8 operations: a task looping over a socket that always has a message
+/// (or always has room) yields to the other tasks on its worker every 1,024 instead of starving
+/// them; `tokio::task::coop::unconstrained` opts a task out.
 ///
 /// Every future it returns is `Send`, so the socket can move into `tokio::spawn` on the
 /// multi-thread runtime:
@@ -84,6 +113,9 @@ pub struct AsyncSocket {
     outbound: VecDeque<Bytes>,
     /// The task waiting in each direction (see the module's last paragraph).
     wakers: [Option<Waker>; 2],
+    /// Operations left before the next one takes a unit of tokio's budget (see
+    /// [`OPS_PER_UNIT`]).
+    credit: u8,
 }
 
 impl AsyncSocket {
@@ -114,6 +146,7 @@ impl AsyncSocket {
             inbound: Vec::new(),
             outbound: VecDeque::new(),
             wakers: [None, None],
+            credit: 0,
         })
     }
 
@@ -173,6 +206,29 @@ impl AsyncSocket {
         socket
     }
 
+    /// Takes a unit of the task's budget if this operation starts a new one (`Some`, to be
+    /// committed by [`AsyncSocket::spent`] if the operation completes); `Pending` once the
+    /// budget is spent, with the task scheduled again behind the others.
+    #[inline(always)]
+    fn poll_budget(&mut self, cx: &mut Context<'_>) -> Poll<Option<coop::RestoreOnPending>> {
+        if self.credit > 0 {
+            return Poll::Ready(None);
+        }
+        coop::poll_proceed(cx).map(Some)
+    }
+
+    /// Counts a completed operation against the unit [`AsyncSocket::poll_budget`] took.
+    #[inline(always)]
+    fn spent(&mut self, unit: Option<coop::RestoreOnPending>) {
+        match unit {
+            Some(unit) => {
+                unit.made_progress();
+                self.credit = OPS_PER_UNIT - 1;
+            }
+            None => self.credit -= 1,
+        }
+    }
+
     /// Wakes the task waiting in the other direction, if any: an operation that completes
     /// without polling the fd may have been woken by tokio for the other's event (see
     /// `poll_op`), and with no `Context` at hand it cannot tell its own waker apart.
@@ -186,35 +242,89 @@ impl AsyncSocket {
         }
     }
 
-    /// A send's first try, made in the future's first poll before any of the waiting
-    /// machinery: most sends succeed at once (the pipe has room), and the nested futures
-    /// and `poll_fn` of the waiting path cost about 150 instructions a message more than the
-    /// blocking `send` (callgrind, docs/performance.md). `EAGAIN` (or a message a cancelled
-    /// call left in `outbound`, which goes first) hands the frame back for the waiting path.
-    fn send_now(&mut self, frame: Bytes, more: bool) -> std::result::Result<(), (Error, Bytes)> {
-        if !self.outbound.is_empty() {
-            return Err((Error::Again, frame));
+    /// Polls to hand one part to the socket, after what a cancelled call left in `outbound`;
+    /// `slot` keeps the part until the socket takes it, so the caller decides what a cancel
+    /// does with it. Counts against the task's budget once it completes (`DONTWAIT`: once
+    /// it has tried).
+    ///
+    /// The first try comes before any of the waiting machinery, and this function and
+    /// [`AsyncSocket::poll_recv_now`] are inlined into the futures `send` and `recv` return:
+    /// most sends find room and most receives find a message, and an out-of-line call or a
+    /// nested future per message cost 50-150 instructions more than the blocking API
+    /// (callgrind, docs/performance.md).
+    #[inline(always)]
+    fn poll_send_part(
+        &mut self,
+        cx: &mut Context<'_>,
+        slot: &mut Option<Bytes>,
+        more: bool,
+        dontwait: bool,
+    ) -> Poll<Result<()>> {
+        let coop = ready!(self.poll_budget(cx));
+        if self.outbound.is_empty()
+            && let Some(frame) = slot.take()
+        {
+            match self.socket.try_send_frame(frame, more) {
+                Ok(()) => {
+                    self.spent(coop);
+                    self.wake_other(Dir::Send);
+                    return Poll::Ready(Ok(()));
+                }
+                Err((e, back)) => {
+                    *slot = Some(back);
+                    if e != Error::Again {
+                        self.spent(coop);
+                        return Poll::Ready(Err(e));
+                    }
+                }
+            }
         }
-        let sent = self.socket.try_send_frame(frame, more);
-        if sent.is_ok() {
-            self.wake_other(Dir::Send);
+        let sent = self.poll_send_wait(cx, slot, more, dontwait);
+        if sent.is_ready() {
+            self.spent(coop);
         }
         sent
     }
 
-    /// A receive's first try, as [`AsyncSocket::send_now`]: `None` when the socket has
-    /// nothing yet (or a partly received message waits in `inbound`), for the waiting path.
-    fn recv_now(&mut self) -> Option<Result<Msg>> {
-        if !self.inbound.is_empty() {
-            return None;
+    /// The rest of [`AsyncSocket::poll_send_part`], out of line: finishes `outbound`, then
+    /// waits for room for `slot` (under `DONTWAIT`, `EAGAIN` rather than waiting).
+    fn poll_send_wait(
+        &mut self,
+        cx: &mut Context<'_>,
+        slot: &mut Option<Bytes>,
+        more: bool,
+        dontwait: bool,
+    ) -> Poll<Result<()>> {
+        let sent = match self.poll_flush_outbound(cx) {
+            Poll::Ready(Ok(())) => self.poll_send_frame(cx, slot, more),
+            other => other,
+        };
+        match sent {
+            Poll::Pending if dontwait => Poll::Ready(Err(Error::Again)),
+            sent => sent,
         }
-        match self.socket.recv(RecvFlags::DONTWAIT) {
-            Err(Error::Again) => None,
-            done => {
-                self.wake_other(Dir::Recv);
-                Some(done)
+    }
+
+    /// [`AsyncSocket::poll_recv`] with the first try inlined (see
+    /// [`AsyncSocket::poll_send_part`]).
+    #[inline(always)]
+    fn poll_recv_now(&mut self, cx: &mut Context<'_>) -> Poll<Result<Msg>> {
+        let coop = ready!(self.poll_budget(cx));
+        let got = if self.inbound.is_empty() {
+            match self.socket.recv(RecvFlags::DONTWAIT) {
+                Err(Error::Again) => self.poll_part(cx),
+                done => {
+                    self.wake_other(Dir::Recv);
+                    Poll::Ready(done)
+                }
             }
+        } else {
+            self.poll_part(cx)
+        };
+        if got.is_ready() {
+            self.spent(coop);
         }
+        got
     }
 
     /// Runs `op` until it stops saying `EAGAIN`, parking the task on the socket's fd between
@@ -283,7 +393,8 @@ impl AsyncSocket {
     }
 
     /// Polls for one message part (the next part of a message whose receive was
-    /// interrupted comes first).
+    /// interrupted comes first). Counts against the task's budget when it is ready;
+    /// `Pending`, the task scheduled again behind the others, when the budget is spent.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -303,13 +414,24 @@ impl AsyncSocket {
     /// # }
     /// ```
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<Msg>> {
+        let coop = ready!(self.poll_budget(cx));
+        let got = self.poll_part(cx);
+        if got.is_ready() {
+            self.spent(coop);
+        }
+        got
+    }
+
+    /// [`AsyncSocket::poll_recv`] without the budget.
+    fn poll_part(&mut self, cx: &mut Context<'_>) -> Poll<Result<Msg>> {
         if !self.inbound.is_empty() {
             return Poll::Ready(Ok(self.inbound.remove(0)));
         }
         self.poll_op(cx, Dir::Recv, |s| s.recv(RecvFlags::DONTWAIT))
     }
 
-    /// Polls for a whole message.
+    /// Polls for a whole message, counting against the task's budget as
+    /// [`AsyncSocket::poll_recv`] does.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -328,6 +450,16 @@ impl AsyncSocket {
     /// # }
     /// ```
     pub fn poll_recv_multipart(&mut self, cx: &mut Context<'_>) -> Poll<Result<Multipart>> {
+        let coop = ready!(self.poll_budget(cx));
+        let got = self.poll_parts(cx);
+        if got.is_ready() {
+            self.spent(coop);
+        }
+        got
+    }
+
+    /// [`AsyncSocket::poll_recv_multipart`] without the budget.
+    fn poll_parts(&mut self, cx: &mut Context<'_>) -> Poll<Result<Multipart>> {
         loop {
             let part = match self.poll_op(cx, Dir::Recv, |s| s.recv(RecvFlags::DONTWAIT)) {
                 Poll::Ready(Ok(part)) => part,
@@ -344,6 +476,20 @@ impl AsyncSocket {
                 return Poll::Ready(Ok(msg));
             }
         }
+    }
+
+    /// [`AsyncSocket::poll_flush_outbound`] for the `Sink`, counting against the task's
+    /// budget when there was a message to hand over.
+    pub(crate) fn poll_flush_queued(&mut self, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        if self.outbound.is_empty() {
+            return Poll::Ready(Ok(()));
+        }
+        let coop = ready!(self.poll_budget(cx));
+        let flushed = self.poll_flush_outbound(cx);
+        if flushed.is_ready() {
+            self.spent(coop);
+        }
+        flushed
     }
 
     /// Hands the rest of `outbound` to the socket; ready once it is empty. An error before
@@ -404,35 +550,24 @@ impl AsyncSocket {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn send(&mut self, msg: impl Into<Msg>, flags: SendFlags) -> SendResult<Msg> {
+    pub fn send(
+        &mut self,
+        msg: impl Into<Msg>,
+        flags: SendFlags,
+    ) -> impl Future<Output = SendResult<Msg>> + Send + '_ {
         let Msg {
             data,
             more,
             metadata,
         } = msg.into();
-        let sndmore = flags.contains(SendFlags::SNDMORE);
-        let data = match self.send_now(data, sndmore) {
-            Ok(()) => return Ok(()),
-            Err((Error::Again, data)) => data,
-            Err((e, data)) => {
-                let msg = Msg {
-                    data,
-                    more,
-                    metadata,
-                };
-                return Err(SendError::new(e, msg));
-            }
-        };
-        self.send_frame(data, sndmore, flags)
-            .await
-            .map_err(|(e, data)| {
-                let msg = Msg {
-                    data,
-                    more,
-                    metadata,
-                };
-                SendError::new(e, msg)
-            })
+        SendPart {
+            socket: self,
+            slot: Some(data),
+            more: flags.contains(SendFlags::SNDMORE),
+            dontwait: flags.contains(SendFlags::DONTWAIT),
+            msg_more: more,
+            metadata,
+        }
     }
 
     /// Sends a copy of `data` as one message part, like [`Socket::send_slice`]; cancel safe
@@ -453,39 +588,21 @@ impl AsyncSocket {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn send_slice(&mut self, data: &[u8], flags: SendFlags) -> SendResult<Msg> {
-        let body = self.socket.copy_to_send(data);
-        let more = flags.contains(SendFlags::SNDMORE);
-        let refused = match self.send_now(body, more) {
-            Ok(()) => return Ok(()),
-            Err((Error::Again, body)) => self.send_frame(body, more, flags).await,
-            Err(refused) => Err(refused),
-        };
-        refused.map_err(|(e, body)| SendError::new(e, Msg::from(body)))
-    }
-
-    /// Finishes what `outbound` holds, then hands `frame` over (once, under `DONTWAIT`);
-    /// a refused frame comes back.
-    async fn send_frame(
+    pub fn send_slice(
         &mut self,
-        frame: Bytes,
-        more: bool,
+        data: &[u8],
         flags: SendFlags,
-    ) -> std::result::Result<(), (Error, Bytes)> {
-        let dontwait = flags.contains(SendFlags::DONTWAIT);
-        let mut slot = Some(frame);
-        let sent = poll_fn(|cx| {
-            let r = match self.poll_flush_outbound(cx) {
-                Poll::Ready(Ok(())) => self.poll_send_frame(cx, &mut slot, more),
-                other => other,
-            };
-            match r {
-                Poll::Pending if dontwait => Poll::Ready(Err(Error::Again)),
-                r => r,
-            }
-        })
-        .await;
-        sent.map_err(|e| (e, slot.take().unwrap_or_default()))
+    ) -> impl Future<Output = SendResult<Msg>> + Send + '_ {
+        // Copied now, so the future does not borrow `data`.
+        let body = self.socket.copy_to_send(data);
+        SendPart {
+            socket: self,
+            slot: Some(body),
+            more: flags.contains(SendFlags::SNDMORE),
+            dontwait: flags.contains(SendFlags::DONTWAIT),
+            msg_more: false,
+            metadata: None,
+        }
     }
 
     /// Receives one message part, waiting until one arrives.
@@ -510,11 +627,8 @@ impl AsyncSocket {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn recv(&mut self) -> Result<Msg> {
-        if let Some(done) = self.recv_now() {
-            return done;
-        }
-        poll_fn(|cx| self.poll_recv(cx)).await
+    pub fn recv(&mut self) -> impl Future<Output = Result<Msg>> + Send + '_ {
+        RecvPart { socket: self }
     }
 
     /// Sends every part of a message, waiting while the socket cannot take its first part
@@ -550,8 +664,11 @@ impl AsyncSocket {
         let Some(first) = frames.pop_front() else {
             return Ok(());
         };
-        if let Err((e, back)) = self.send_frame(first, !frames.is_empty(), flags).await {
-            frames.push_front(back);
+        let more = !frames.is_empty();
+        let dontwait = flags.contains(SendFlags::DONTWAIT);
+        let mut slot = Some(first);
+        if let Err(e) = poll_fn(|cx| self.poll_send_part(cx, &mut slot, more, dontwait)).await {
+            frames.push_front(slot.take().unwrap_or_default());
             return Err(SendError::new(e, frames.into_iter().collect()));
         }
         self.outbound = frames;
@@ -588,6 +705,55 @@ impl AsyncSocket {
     /// ```
     pub async fn recv_multipart(&mut self) -> Result<Multipart> {
         poll_fn(|cx| self.poll_recv_multipart(cx)).await
+    }
+}
+
+/// The future of [`AsyncSocket::send`] and [`AsyncSocket::send_slice`]: a struct rather
+/// than an `async fn` or `poll_fn`, so that its `poll` can be forced inline into the caller's
+/// loop (neither was, once the budget made the body larger; docs/performance.md).
+struct SendPart<'a> {
+    socket: &'a mut AsyncSocket,
+    /// The part, until the socket takes it (dropped with the future on a cancel).
+    slot: Option<Bytes>,
+    more: bool,
+    dontwait: bool,
+    /// What a refused part goes back with.
+    msg_more: bool,
+    metadata: Option<Arc<Metadata>>,
+}
+
+impl Future for SendPart<'_> {
+    type Output = SendResult<Msg>;
+
+    #[inline(always)]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<SendResult<Msg>> {
+        let this = self.get_mut();
+        ready!(this
+            .socket
+            .poll_send_part(cx, &mut this.slot, this.more, this.dontwait))
+        .map_err(|e| {
+            let msg = Msg {
+                data: this.slot.take().unwrap_or_default(),
+                more: this.msg_more,
+                metadata: this.metadata.take(),
+            };
+            SendError::new(e, msg)
+        })?;
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// The future of [`AsyncSocket::recv`], a struct for the reason [`SendPart`] is.
+struct RecvPart<'a> {
+    socket: &'a mut AsyncSocket,
+}
+
+impl Future for RecvPart<'_> {
+    type Output = Result<Msg>;
+
+    #[inline(always)]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Msg>> {
+        self.get_mut().socket.poll_recv_now(cx)
     }
 }
 

@@ -6,6 +6,9 @@
 //! message, in the socket rather than in a future: `start_send` parks it there and
 //! `poll_ready`/`poll_flush` hand it over, so a message the `Sink` accepted is sent even if
 //! the future that would have flushed it is dropped (the next send or flush finishes it).
+//! Both spend tokio's task budget, each message one operation (see the `async_socket`
+//! module), so a `forward` between two busy sockets still lets the other tasks on its worker
+//! run.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -36,7 +39,7 @@ impl Sink<Multipart> for AsyncSocket {
     type Error = Error;
 
     fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
-        self.get_mut().poll_flush_outbound(cx)
+        self.get_mut().poll_flush_queued(cx)
     }
 
     fn start_send(self: Pin<&mut Self>, item: Multipart) -> Result<()> {
@@ -44,11 +47,11 @@ impl Sink<Multipart> for AsyncSocket {
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
-        self.get_mut().poll_flush_outbound(cx)
+        self.get_mut().poll_flush_queued(cx)
     }
 
     /// Flushes; the socket stays open (drop it, or call `into_inner`, to close it).
     fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
-        self.get_mut().poll_flush_outbound(cx)
+        self.get_mut().poll_flush_queued(cx)
     }
 }
