@@ -525,6 +525,29 @@ mod tests {
     }
 
     #[test]
+    fn a_peer_taking_a_departed_peers_key_gets_none_of_its_subscriptions() {
+        let (mut x, mut far) = xpub_with(2, 0, Role::Pub);
+        upstream(&mut x, &mut far[0], b"\x01A");
+        upstream(&mut x, &mut far[1], b"\x01B");
+        // Mid-message departure: the rest of the message must not go to the key's next owner.
+        x.send(Bytes::from_static(b"A1"), true, &Options::default())
+            .unwrap();
+        let departed_key = x.peers.slot(0).map(|s| x.peers.key(s));
+        x.detach(0);
+        let (p, mut newcomer) = WAKES.with(|w| w.pipes(7, 0, 0));
+        x.attach(p, &Options::default());
+        assert_eq!(x.peers.slot(7).map(|s| x.peers.key(s)), departed_key);
+        send(&mut x, b"A2");
+        send(&mut x, b"A3");
+        send(&mut x, b"B1");
+        assert!(drain(&mut newcomer).is_empty());
+        assert_eq!(drain(&mut far[1]), vec![Bytes::from_static(b"B1")]);
+        upstream(&mut x, &mut newcomer, b"\x01A");
+        send(&mut x, b"A4");
+        assert_eq!(drain(&mut newcomer), vec![Bytes::from_static(b"A4")]);
+    }
+
+    #[test]
     fn hwm_drops_whole_messages_and_nodrop_refuses() {
         let (mut x, mut far) = xpub_with(1, 2, Role::Pub);
         upstream(&mut x, &mut far[0], b"\x01");
