@@ -31,7 +31,10 @@
 //! docs/performance.md; the quick run writes docs/perf/scale-quick.csv and prints the table.
 //! `--peers 1,1000` measures only those peer counts (and then writes nothing but stdout);
 //! `--plot` only redraws docs/perf/scale.svg from docs/perf/scale.csv; `--heartbeat MS` sets
-//! ZMQ_HEARTBEAT_IVL on every socket (and writes nothing but stdout).
+//! ZMQ_HEARTBEAT_IVL on every socket (and writes nothing but stdout). `--runs K` measures the
+//! whole plan K times over and reports each point's median of the K: on a shared machine one
+//! run's point is sometimes hit by a neighbour for its whole budget, and a median of three
+//! runs drops that without hiding a real difference.
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -490,31 +493,40 @@ fn main() {
         .iter()
         .position(|a| a == "--heartbeat")
         .and_then(|i| args.get(i + 1)?.parse().ok());
-    let started = Instant::now();
-    let mut points = Vec::new();
-    let mut failed = false;
-    let plan = cfg
-        .inproc
+    let runs: usize = args
         .iter()
-        .map(|&n| (Transport::Inproc, n))
-        .chain(cfg.tcp.iter().map(|&n| (Transport::Tcp, n)));
-    for (transport, peers) in plan {
-        for r in [
-            run_library::<Ferromq>(&cfg, transport, peers, &mut points),
-            run_library::<Libzmq>(&cfg, transport, peers, &mut points),
-        ] {
-            if let Err(e) = r {
-                eprintln!("FAILED {} N={peers}: {e}", transport.name());
+        .position(|a| a == "--runs")
+        .and_then(|i| args.get(i + 1)?.parse().ok())
+        .unwrap_or(1)
+        .max(1);
+    let started = Instant::now();
+    let mut all = Vec::new();
+    let mut failed = false;
+    for _ in 0..runs {
+        let plan = cfg
+            .inproc
+            .iter()
+            .map(|&n| (Transport::Inproc, n))
+            .chain(cfg.tcp.iter().map(|&n| (Transport::Tcp, n)));
+        for (transport, peers) in plan {
+            for r in [
+                run_library::<Ferromq>(&cfg, transport, peers, &mut all),
+                run_library::<Libzmq>(&cfg, transport, peers, &mut all),
+            ] {
+                if let Err(e) = r {
+                    eprintln!("FAILED {} N={peers}: {e}", transport.name());
+                    failed = true;
+                }
+            }
+        }
+        for &peers in &cfg.inproc_ferromq_only {
+            if let Err(e) = run_library::<Ferromq>(&cfg, Transport::Inproc, peers, &mut all) {
+                eprintln!("FAILED inproc N={peers}: {e}");
                 failed = true;
             }
         }
     }
-    for &peers in &cfg.inproc_ferromq_only {
-        if let Err(e) = run_library::<Ferromq>(&cfg, Transport::Inproc, peers, &mut points) {
-            eprintln!("FAILED inproc N={peers}: {e}");
-            failed = true;
-        }
-    }
+    let points = median_of_runs(all);
     let table = table(&points);
     println!("{table}");
     if !args.iter().any(|a| a == "--peers" || a == "--heartbeat") {
@@ -524,6 +536,30 @@ fn main() {
     if failed {
         std::process::exit(1);
     }
+}
+
+/// One point per (case, transport, N, library): the median of its runs, in first-run order.
+fn median_of_runs(all: Vec<Point>) -> Vec<Point> {
+    let mut out: Vec<(Point, Vec<f64>)> = Vec::new();
+    for p in all {
+        let same = |q: &Point| {
+            (q.case, q.transport.name(), q.peers, q.library)
+                == (p.case, p.transport.name(), p.peers, p.library)
+        };
+        match out.iter_mut().find(|(q, _)| same(q)) {
+            Some((_, values)) => values.push(p.ns_per_msg),
+            None => {
+                let v = p.ns_per_msg;
+                out.push((p, vec![v]));
+            }
+        }
+    }
+    out.into_iter()
+        .map(|(mut p, mut values)| {
+            p.ns_per_msg = median(&mut values);
+            p
+        })
+        .collect()
 }
 
 /// Writes the CSV (and, for a full run, the table in docs/performance.md).

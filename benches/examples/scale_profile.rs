@@ -9,7 +9,8 @@
 //! ```
 //!
 //! Cases: `pub-one` (a PUB with N SUBs, SUB i subscribed to `t<i>`; messages to `t00000`,
-//! drained from SUB 0) and `router-send` (a ROUTER with N DEALERs; messages to peers drawn
+//! drained from SUB 0), `pub-all` (the same SUBs, each also subscribed to `a`; messages to
+//! `a`, drained from every SUB: N deliveries per message) and `router-send` (a ROUTER with N DEALERs; messages to peers drawn
 //! from a fixed pseudo-random sequence, each DEALER drained of what it got). Inproc only.
 
 use std::time::{Duration, Instant};
@@ -27,7 +28,8 @@ fn topic(i: usize) -> Vec<u8> {
     t
 }
 
-fn pub_one<B: Backend>(peers: usize, msgs: usize) -> BenchResult<()> {
+/// `all`: every SUB also takes `a`, and the messages go to `a` (pub-all), else to `t00000`.
+fn pub_cases<B: Backend>(peers: usize, msgs: usize, all: bool) -> BenchResult<()> {
     let ctx = B::new()?;
     let mut publisher = ctx.socket(Kind::Pub, 0)?;
     let ep = B::bind(
@@ -38,6 +40,9 @@ fn pub_one<B: Backend>(peers: usize, msgs: usize) -> BenchResult<()> {
     for i in 0..peers {
         let mut s = ctx.socket(Kind::Sub, 0)?;
         B::subscribe(&mut s, &topic(i)[..6])?;
+        if all {
+            B::subscribe(&mut s, b"a")?;
+        }
         B::connect(&mut s, &ep)?;
         subs.push(s);
     }
@@ -57,14 +62,22 @@ fn pub_one<B: Backend>(peers: usize, msgs: usize) -> BenchResult<()> {
             B::recv(s)?;
         }
     }
-    let msg = topic(0);
+    let mut msg = topic(0);
+    let receivers = if all {
+        msg[0] = b'a';
+        &mut subs[..]
+    } else {
+        &mut subs[..1]
+    };
     for chunk in (0..msgs).step_by(1000) {
         let n = 1000.min(msgs - chunk);
         for _ in 0..n {
             B::send(&mut publisher, &msg, false)?;
         }
-        for _ in 0..n {
-            B::recv(&mut subs[0])?;
+        for s in receivers.iter_mut() {
+            for _ in 0..n {
+                B::recv(s)?;
+            }
         }
     }
     Ok(())
@@ -119,12 +132,14 @@ fn main() {
     let peers = arg(3).parse().unwrap_or(1);
     let msgs = arg(4).parse().unwrap_or(10_000);
     let result = match (arg(1), arg(2)) {
-        ("ferromq", "pub-one") => pub_one::<Ferromq>(peers, msgs),
-        ("libzmq", "pub-one") => pub_one::<Libzmq>(peers, msgs),
+        ("ferromq", "pub-one") => pub_cases::<Ferromq>(peers, msgs, false),
+        ("libzmq", "pub-one") => pub_cases::<Libzmq>(peers, msgs, false),
+        ("ferromq", "pub-all") => pub_cases::<Ferromq>(peers, msgs, true),
+        ("libzmq", "pub-all") => pub_cases::<Libzmq>(peers, msgs, true),
         ("ferromq", "router-send") => router_send::<Ferromq>(peers, msgs),
         ("libzmq", "router-send") => router_send::<Libzmq>(peers, msgs),
         _ => Err(BenchError(
-            "usage: scale_profile ferromq|libzmq pub-one|router-send N MESSAGES".into(),
+            "usage: scale_profile ferromq|libzmq pub-one|pub-all|router-send N MESSAGES".into(),
         )),
     };
     if let Err(e) = result {

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //!   peers:    [ p0 p1 p2 p3 p4 ]        dense; removal swaps the last peer into the hole
-//!   slot_of:  id -> slot                 O(1) lookup by pipe id
+//!   slot_of:  id -> slot                 O(1) lookup by pipe id (a hash)
+//!   by_key:   key -> slot                O(1) lookup by a stable small key (an index)
 //!   readers:  [ 3 0 ]  cursor -> 3       slots that may have a message
 //!   writers:  [ 1 4 2 ] cursor -> 4      slots that may have room
 //! ```
@@ -25,6 +26,12 @@ use crate::io::peer::{Peer, PipeId};
 use super::id_hash::IdHashState;
 
 const NONE: usize = usize::MAX;
+
+/// A peer's stable small key: given when the peer joins, freed (and reusable) when it
+/// leaves, unchanged while other peers come and go. XPUB files its subscribers under it so
+/// that each matched peer's slot is an array index, where the pipe id needs a hash lookup
+/// (issue 15: PUB to all at N = 1,000 paid one per delivery).
+pub(crate) type PeerKey = u32;
 
 /// Routing id -> the peer holding it (ROUTER, STREAM).
 pub(crate) type RoutingIds = HashMap<Bytes, Route, IdHashState>;
@@ -142,6 +149,11 @@ impl Active {
 pub(crate) struct PeerSet {
     peers: Vec<Peer>,
     slot_of: HashMap<PipeId, usize, IdHashState>,
+    /// Per key: the slot of the peer holding it, or `NONE` (a free key).
+    by_key: Vec<usize>,
+    /// Per slot: the peer's key (parallel to `peers`).
+    key_at: Vec<PeerKey>,
+    free_keys: Vec<PeerKey>,
     /// Peers that may have a message (the fair queue's set).
     pub(crate) readers: Active,
     /// Peers that may have room (the load balancer's set).
@@ -156,6 +168,9 @@ impl Default for PeerSet {
         PeerSet {
             peers: Vec::new(),
             slot_of: HashMap::with_hasher(IdHashState::new()),
+            by_key: Vec::new(),
+            key_at: Vec::new(),
+            free_keys: Vec::new(),
             readers: Active::default(),
             writers: Active::default(),
             departed: Vec::new(),
@@ -173,6 +188,7 @@ impl PeerSet {
         self.peers.is_empty()
     }
 
+    #[cfg(test)]
     pub(crate) fn iter(&self) -> std::slice::Iter<'_, Peer> {
         self.peers.iter()
     }
@@ -184,6 +200,19 @@ impl PeerSet {
     /// Adds a peer, ready both ways; its slot.
     pub(crate) fn push(&mut self, peer: Peer) -> usize {
         let slot = self.peers.len();
+        let key = match self.free_keys.pop() {
+            Some(key) => {
+                self.by_key[key as usize] = slot;
+                key
+            }
+            None => {
+                // A key per live peer: fewer than 2^32 (each holds descriptors or pipes).
+                let key = PeerKey::try_from(self.by_key.len()).expect("fewer than 2^32 peers");
+                self.by_key.push(slot);
+                key
+            }
+        };
+        self.key_at.push(key);
         self.slot_of.insert(peer.id, slot);
         self.peers.push(peer);
         self.readers.add_slot();
@@ -191,6 +220,21 @@ impl PeerSet {
         self.readers.insert(slot);
         self.writers.insert(slot);
         slot
+    }
+
+    /// The stable key of the peer at `slot`.
+    #[inline]
+    pub(crate) fn key(&self, slot: usize) -> PeerKey {
+        self.key_at[slot]
+    }
+
+    /// The slot of the peer holding `key`, if one does.
+    #[inline]
+    pub(crate) fn slot_by_key(&self, key: PeerKey) -> Option<usize> {
+        self.by_key
+            .get(key as usize)
+            .copied()
+            .filter(|&slot| slot != NONE)
     }
 
     #[inline]
@@ -258,9 +302,13 @@ impl PeerSet {
         self.readers.relabel_last(slot);
         self.writers.relabel_last(slot);
         let gone = self.peers.swap_remove(slot);
+        let gone_key = self.key_at.swap_remove(slot);
+        self.by_key[gone_key as usize] = NONE;
+        self.free_keys.push(gone_key);
         self.slot_of.remove(&gone.id);
         if let Some(moved) = self.peers.get(slot) {
             self.slot_of.insert(moved.id, slot);
+            self.by_key[self.key_at[slot] as usize] = slot;
         }
         gone
     }
@@ -365,8 +413,16 @@ mod tests {
 
     fn check(set: &PeerSet) {
         assert_eq!(set.slot_of.len(), set.peers.len());
+        assert_eq!(set.key_at.len(), set.peers.len());
         for (slot, p) in set.peers.iter().enumerate() {
             assert_eq!(set.slot_of[&p.id], slot);
+            assert_eq!(set.slot_by_key(set.key(slot)), Some(slot));
+        }
+        let held = set.by_key.iter().filter(|&&s| s != NONE).count();
+        assert_eq!(held, set.peers.len(), "a freed key still leads somewhere");
+        assert_eq!(held + set.free_keys.len(), set.by_key.len(), "a key leaked");
+        for &key in &set.free_keys {
+            assert_eq!(set.slot_by_key(key), None);
         }
         for active in [&set.readers, &set.writers] {
             assert_eq!(active.position.len(), set.peers.len());
@@ -387,6 +443,8 @@ mod tests {
             let mut set = PeerSet::default();
             let mut far = Vec::new();
             let mut next = 0;
+            // The key each live peer got when it joined: it must never change under it.
+            let mut keys: HashMap<PipeId, PeerKey> = HashMap::new();
             for (op, k) in ops {
                 let ids: Vec<PipeId> = set.iter().map(|p| p.id).collect();
                 let pick = (!ids.is_empty()).then(|| ids[k as usize % ids.len()]);
@@ -394,11 +452,14 @@ mod tests {
                     (0, _) => {
                         let (p, f) = wakes.pipes(next, 0, 0);
                         next += 1;
-                        set.push(p);
+                        let id = p.id;
+                        let slot = set.push(p);
+                        keys.insert(id, set.key(slot));
                         far.push(f);
                     }
                     (1, Some(id)) => {
                         prop_assert_eq!(set.remove(id).map(|p| p.id), Some(id));
+                        keys.remove(&id);
                         prop_assert!(set.get(id).is_none());
                     }
                     (2, Some(id)) => {
@@ -419,6 +480,9 @@ mod tests {
                     _ => {}
                 }
                 check(&set);
+                for (id, &key) in &keys {
+                    prop_assert_eq!(set.slot(*id).map(|s| set.key(s)), Some(key));
+                }
             }
         }
     }

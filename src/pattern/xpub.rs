@@ -30,7 +30,7 @@ use crate::option::{
     int_value, Options, ZMQ_INVERT_MATCHING, ZMQ_SUBSCRIBE, ZMQ_UNSUBSCRIBE, ZMQ_XPUB_MANUAL,
     ZMQ_XPUB_NODROP, ZMQ_XPUB_VERBOSE, ZMQ_XPUB_VERBOSER, ZMQ_XPUB_WELCOME_MSG,
 };
-use crate::pattern::peer_set::PeerSet;
+use crate::pattern::peer_set::{PeerKey, PeerSet};
 use crate::pattern::{Pattern, SendResult};
 
 /// PUB keeps subscriptions to itself; XPUB hands them (and upstream messages) to the app.
@@ -61,13 +61,14 @@ enum Removed {
 pub(crate) struct Xpub {
     role: Role,
     peers: PeerSet,
-    trie: MultiTrie<PipeId>,
+    /// Subscribers by their stable peer key, so a match leads to the peer by an index.
+    trie: MultiTrie<PeerKey>,
     /// Each peer's prefixes (the set semantics of libzmq's mtrie; the trie itself counts).
     held: HashMap<PipeId, HashSet<Bytes>>,
     /// XPUB_MANUAL: what each peer asked for, to cancel upstream when it leaves.
     manual_held: HashMap<PipeId, HashSet<Bytes>>,
-    /// Peers the message being sent goes to.
-    matched: Vec<PipeId>,
+    /// Peers (keys) the message being sent goes to.
+    matched: Vec<PeerKey>,
     more_out: bool,
     pending: VecDeque<Pending>,
     last_pipe: Option<PipeId>,
@@ -118,21 +119,27 @@ impl Xpub {
     }
 
     fn add(&mut self, topic: &Bytes, pid: PipeId) -> bool {
+        let Some(key) = self.peers.slot(pid).map(|s| self.peers.key(s)) else {
+            return false;
+        };
         if self.held.entry(pid).or_default().insert(topic.clone()) {
-            self.trie.add(topic, pid)
+            self.trie.add(topic, key)
         } else {
             false
         }
     }
 
     fn rm(&mut self, topic: &[u8], pid: PipeId) -> Removed {
+        let Some(key) = self.peers.slot(pid).map(|s| self.peers.key(s)) else {
+            return Removed::NotFound;
+        };
         let Some(set) = self.held.get_mut(&pid) else {
             return Removed::NotFound;
         };
         if !set.remove(topic) {
             return Removed::NotFound;
         }
-        if self.trie.remove(topic, pid) {
+        if self.trie.remove(topic, key) {
             Removed::LastValue
         } else {
             Removed::ValuesRemain
@@ -209,24 +216,27 @@ impl Xpub {
 
     /// A peer left: drop its subscriptions and tell the app which prefixes nobody wants now.
     fn remove_peer(&mut self, pid: PipeId) {
-        if self.peers.remove(pid).is_none() {
+        let Some(slot) = self.peers.slot(pid) else {
             return;
-        }
-        self.matched.retain(|&m| m != pid);
+        };
+        // The key is free for the next peer once the trie and `matched` no longer hold it.
+        let key = self.peers.key(slot);
+        drop(self.peers.remove_slot(slot));
+        self.matched.retain(|&m| m != key);
         let held = self.held.remove(&pid).unwrap_or_default();
         let mut cancels: Vec<Bytes> = Vec::new();
         if self.manual {
             cancels.extend(self.manual_held.remove(&pid).unwrap_or_default());
-            self.trie.remove_peer(pid, |_| {});
+            self.trie.remove_peer(key, |_| {});
             if self.last_pipe == Some(pid) {
                 self.last_pipe = None;
             }
         } else if self.verbose_unsubs {
             cancels.extend(held);
-            self.trie.remove_peer(pid, |_| {});
+            self.trie.remove_peer(key, |_| {});
         } else {
             self.trie
-                .remove_peer(pid, |prefix| cancels.push(Bytes::copy_from_slice(prefix)));
+                .remove_peer(key, |prefix| cancels.push(Bytes::copy_from_slice(prefix)));
         }
         if self.role == Role::Xpub {
             for topic in cancels {
@@ -244,14 +254,14 @@ impl Xpub {
     fn match_peers(&mut self, data: &[u8]) {
         self.matched.clear();
         let matched = &mut self.matched;
-        self.trie.for_each_match(data, |pid| matched.push(pid));
+        self.trie.for_each_match(data, |key| matched.push(key));
         if self.invert {
-            let hit: HashSet<PipeId> = self.matched.drain(..).collect();
+            let hit: HashSet<PeerKey> = self.matched.drain(..).collect();
+            let peers = &self.peers;
             self.matched.extend(
-                self.peers
-                    .iter()
-                    .map(|p| p.id)
-                    .filter(|id| !hit.contains(id)),
+                (0..peers.len())
+                    .map(|slot| peers.key(slot))
+                    .filter(|key| !hit.contains(key)),
             );
         }
     }
@@ -262,8 +272,8 @@ impl Xpub {
         let last = self.matched.len().saturating_sub(1);
         let mut kept = 0;
         for k in 0..self.matched.len() {
-            let pid = self.matched[k];
-            let Some(i) = self.peers.slot(pid) else {
+            let key = self.matched[k];
+            let Some(i) = self.peers.slot_by_key(key) else {
                 continue;
             };
             let data = if k == last {
@@ -277,7 +287,7 @@ impl Xpub {
                 if !more {
                     p.out.flush();
                 }
-                self.matched[kept] = pid;
+                self.matched[kept] = key;
                 kept += 1;
             }
         }
@@ -322,10 +332,11 @@ impl Pattern for Xpub {
             self.process_inbound();
             self.match_peers(&frame);
             if !self.lossy {
-                let full = self.matched.iter().any(|pid| {
-                    self.peers
-                        .get(*pid)
-                        .is_some_and(|p| !p.out.is_closed() && !p.out.can_write())
+                let full = self.matched.iter().any(|&key| {
+                    self.peers.slot_by_key(key).is_some_and(|slot| {
+                        let p = &self.peers[slot];
+                        !p.out.is_closed() && !p.out.can_write()
+                    })
                 });
                 if full {
                     self.matched.clear();
@@ -511,6 +522,29 @@ mod tests {
             .map(|m| m.data)
             .collect();
         assert_eq!(got, vec![Bytes::from_static(b"\x00A")]);
+    }
+
+    #[test]
+    fn a_peer_taking_a_departed_peers_key_gets_none_of_its_subscriptions() {
+        let (mut x, mut far) = xpub_with(2, 0, Role::Pub);
+        upstream(&mut x, &mut far[0], b"\x01A");
+        upstream(&mut x, &mut far[1], b"\x01B");
+        // Mid-message departure: the rest of the message must not go to the key's next owner.
+        x.send(Bytes::from_static(b"A1"), true, &Options::default())
+            .unwrap();
+        let departed_key = x.peers.slot(0).map(|s| x.peers.key(s));
+        x.detach(0);
+        let (p, mut newcomer) = WAKES.with(|w| w.pipes(7, 0, 0));
+        x.attach(p, &Options::default());
+        assert_eq!(x.peers.slot(7).map(|s| x.peers.key(s)), departed_key);
+        send(&mut x, b"A2");
+        send(&mut x, b"A3");
+        send(&mut x, b"B1");
+        assert!(drain(&mut newcomer).is_empty());
+        assert_eq!(drain(&mut far[1]), vec![Bytes::from_static(b"B1")]);
+        upstream(&mut x, &mut newcomer, b"\x01A");
+        send(&mut x, b"A4");
+        assert_eq!(drain(&mut newcomer), vec![Bytes::from_static(b"A4")]);
     }
 
     #[test]

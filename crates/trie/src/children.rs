@@ -1,6 +1,7 @@
 //! A trie node's child links, keyed by the first byte of each child's label, in the shape
-//! that suits the node's width: none (leaves, most nodes), a small sorted array searched
-//! without branches, or a 256-slot table.
+//! that suits the node's width: none (leaves, most nodes), a short table indexed by the byte
+//! when the keys lie close together, a small sorted array searched without branches, or a
+//! 256-slot table.
 
 /// Index of a node in the trie's arena.
 pub(crate) type NodeId = u32;
@@ -17,8 +18,21 @@ const SPARSE_BELOW: usize = 8;
 /// Pads the unused key slots: no byte is below it, so padding never counts in a search.
 const PAD: u8 = u8::MAX;
 
+/// Span of bytes a `Range` node covers.
+const RANGE: usize = 16;
+
 pub(crate) enum Children {
     None,
+    /// Every key in `min..min + RANGE`: the child of `byte` is `ids[byte - min]`, as libzmq's
+    /// mtrie indexes its table (`next.table[c - min]`). The base sits in the node itself, so
+    /// the table's slot is known from the node alone; a `Sparse` lookup first loads the keys
+    /// and only then the id, one more dependent load per node. Topics that branch on digits or
+    /// letters walk one such node per branching byte (issue 15: `t00000`..`t00999` take four).
+    Range {
+        min: u8,
+        len: u8,
+        ids: Box<[NodeId; RANGE]>,
+    },
     Sparse(Box<Sparse>),
     Dense(Box<Dense>),
 }
@@ -86,6 +100,10 @@ impl Children {
     pub(crate) fn get(&self, byte: u8) -> Option<NodeId> {
         match self {
             Children::None => None,
+            Children::Range { min, ids, .. } => ids
+                .get(usize::from(byte.wrapping_sub(*min)))
+                .copied()
+                .filter(|&id| id != NO_CHILD),
             Children::Sparse(sparse) => sparse.position(byte).map(|at| sparse.ids[at]),
             Children::Dense(dense) => {
                 let id = dense.ids[usize::from(byte)];
@@ -97,6 +115,7 @@ impl Children {
     pub(crate) fn len(&self) -> usize {
         match self {
             Children::None => 0,
+            Children::Range { len, .. } => usize::from(*len),
             Children::Sparse(sparse) => sparse.len(),
             Children::Dense(dense) => usize::from(dense.len),
         }
@@ -104,6 +123,50 @@ impl Children {
 
     /// Adds or replaces the child for `byte`.
     pub(crate) fn set(&mut self, byte: u8, id: NodeId) {
+        match self {
+            Children::None => {
+                let mut ids = Box::new([NO_CHILD; RANGE]);
+                ids[0] = id;
+                *self = Children::Range {
+                    min: byte,
+                    len: 1,
+                    ids,
+                };
+            }
+            Children::Range { min, len, ids } => {
+                let at = usize::from(byte.wrapping_sub(*min));
+                if at < RANGE && usize::from(*min) + at <= usize::from(u8::MAX) {
+                    if ids[at] == NO_CHILD {
+                        *len += 1;
+                    }
+                    ids[at] = id;
+                    return;
+                }
+                // Below the base: move the table up if the highest key still fits.
+                let highest = ids.iter().rposition(|&i| i != NO_CHILD).unwrap_or(0);
+                if byte < *min && usize::from(*min - byte) + highest < RANGE {
+                    let shift = usize::from(*min - byte);
+                    ids.copy_within(0..=highest, shift);
+                    ids[..shift].fill(NO_CHILD);
+                    ids[0] = id;
+                    *min = byte;
+                    *len += 1;
+                    return;
+                }
+                // Too far apart for one table: the keys go to a sorted array (or a full table).
+                let pairs: Vec<(u8, NodeId)> = self.pairs();
+                *self = Children::None;
+                for (key, child) in pairs {
+                    self.set_spread(key, child);
+                }
+                self.set_spread(byte, id);
+            }
+            _ => self.set_spread(byte, id),
+        }
+    }
+
+    /// `set` for the shapes that hold keys of any spread (`None` becomes `Sparse`).
+    fn set_spread(&mut self, byte: u8, id: NodeId) {
         match self {
             Children::None => {
                 let mut sparse = Box::new(Sparse {
@@ -115,6 +178,7 @@ impl Children {
                 sparse.ids[0] = id;
                 *self = Children::Sparse(sparse);
             }
+            Children::Range { .. } => unreachable!("set_spread on a Range node"),
             Children::Sparse(sparse) => {
                 let at = sparse.lower_bound(byte);
                 let len = sparse.len();
@@ -136,7 +200,7 @@ impl Children {
                     }
                     dense.len = len as u16;
                     *self = Children::Dense(dense);
-                    self.set(byte, id);
+                    self.set_spread(byte, id);
                 }
             }
             Children::Dense(dense) => {
@@ -152,6 +216,19 @@ impl Children {
     pub(crate) fn remove(&mut self, byte: u8) {
         match self {
             Children::None => {}
+            Children::Range { min, len, ids } => {
+                let at = usize::from(byte.wrapping_sub(*min));
+                match ids.get_mut(at) {
+                    Some(slot) if *slot != NO_CHILD => {
+                        *slot = NO_CHILD;
+                        *len -= 1;
+                        if *len == 0 {
+                            *self = Children::None;
+                        }
+                    }
+                    _ => {}
+                }
+            }
             Children::Sparse(sparse) => {
                 let Some(at) = sparse.position(byte) else {
                     return;
@@ -197,8 +274,22 @@ impl Children {
     /// The only child, when there is exactly one.
     pub(crate) fn single(&self) -> Option<NodeId> {
         match self {
+            Children::Range { len: 1, ids, .. } => ids.iter().copied().find(|&i| i != NO_CHILD),
             Children::Sparse(sparse) if sparse.len == 1 => Some(sparse.ids[0]),
             _ => None,
+        }
+    }
+
+    /// (key, child) in key order.
+    fn pairs(&self) -> Vec<(u8, NodeId)> {
+        match self {
+            Children::Range { min, ids, .. } => ids
+                .iter()
+                .enumerate()
+                .filter(|&(_, &i)| i != NO_CHILD)
+                .map(|(at, &i)| (min.wrapping_add(at as u8), i))
+                .collect(),
+            _ => Vec::new(),
         }
     }
 
@@ -206,6 +297,7 @@ impl Children {
     pub(crate) fn ids(&self) -> Vec<NodeId> {
         match self {
             Children::None => Vec::new(),
+            Children::Range { ids, .. } => ids.iter().copied().filter(|&i| i != NO_CHILD).collect(),
             Children::Sparse(sparse) => sparse.ids[..sparse.len()].to_vec(),
             Children::Dense(dense) => dense
                 .ids
@@ -270,12 +362,87 @@ mod tests {
                     keys.push(key);
                 }
             }
-            assert!(matches!(children, Children::Sparse(_)));
+            assert!(matches!(
+                children,
+                Children::Sparse(_) | Children::Range { .. }
+            ));
             for byte in 0..=255u8 {
                 let expect = keys.contains(&byte).then(|| NodeId::from(byte) + 1000);
                 assert_eq!(children.get(byte), expect, "byte {byte} in {keys:?}");
             }
         }
+    }
+
+    /// Every byte looked up in `children` against the model `keys` (byte -> id).
+    fn agrees(children: &Children, keys: &std::collections::BTreeMap<u8, NodeId>) {
+        for byte in 0..=255u8 {
+            assert_eq!(children.get(byte), keys.get(&byte).copied(), "byte {byte}");
+        }
+        assert_eq!(children.len(), keys.len());
+        assert_eq!(children.ids(), keys.values().copied().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn range_moves_its_base_down_and_spreads_out_when_keys_leave_its_span() {
+        let mut keys = std::collections::BTreeMap::new();
+        let mut children = Children::None;
+        // Digits in any order: one table, its base moving down as lower digits arrive.
+        for (n, digit) in b"5739018246".iter().enumerate() {
+            children.set(*digit, n as NodeId);
+            keys.insert(*digit, n as NodeId);
+            assert!(matches!(children, Children::Range { .. }));
+            agrees(&children, &keys);
+        }
+        // A key RANGE above '0' does not fit one table with it: the keys spread out.
+        children.set(b'0' + RANGE as u8, 100);
+        keys.insert(b'0' + RANGE as u8, 100);
+        assert!(matches!(children, Children::Sparse(_)));
+        agrees(&children, &keys);
+        for digit in b"0123456789" {
+            children.remove(*digit);
+            keys.remove(digit);
+            agrees(&children, &keys);
+        }
+        assert_eq!(children.single(), Some(100));
+    }
+
+    #[test]
+    fn range_near_255_never_wraps_to_low_bytes() {
+        let mut keys = std::collections::BTreeMap::new();
+        let mut children = Children::None;
+        for (n, byte) in [250u8, 255, 245, 241].into_iter().enumerate() {
+            children.set(byte, n as NodeId);
+            keys.insert(byte, n as NodeId);
+            assert!(matches!(children, Children::Range { .. }));
+            agrees(&children, &keys);
+        }
+        // Bytes 0..=9 map to slots past 255 - min: never set, never found, never removed.
+        children.remove(3);
+        agrees(&children, &keys);
+        // A low byte cannot join the table: it spreads out, every key kept.
+        children.set(2, 9);
+        keys.insert(2, 9);
+        assert!(matches!(children, Children::Sparse(_)));
+        agrees(&children, &keys);
+        for byte in [250u8, 255, 245, 241, 2] {
+            children.remove(byte);
+            keys.remove(&byte);
+            agrees(&children, &keys);
+        }
+        assert!(matches!(children, Children::None));
+    }
+
+    #[test]
+    fn range_single_and_empty() {
+        let mut children = Children::None;
+        children.set(b'x', 4);
+        assert_eq!(children.single(), Some(4));
+        children.set(b'y', 5);
+        assert_eq!(children.single(), None);
+        children.remove(b'x');
+        assert_eq!(children.single(), Some(5));
+        children.remove(b'y');
+        assert!(matches!(children, Children::None));
     }
 
     #[test]
