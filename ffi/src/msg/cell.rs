@@ -239,6 +239,26 @@ pub unsafe fn take(msg: *mut zmq_msg_t) -> Result<MsgCell, Errno> {
     }
 }
 
+/// Releases the live message in `msg` where it lies and marks the slot dead: `take` and a drop,
+/// without moving the message out of the slot first (`zmq_msg_close` runs once per message).
+///
+/// # Safety
+/// As for [`get_mut`].
+pub unsafe fn release(msg: *mut zmq_msg_t) -> Result<(), Errno> {
+    let slot = slot(msg)?;
+    // SAFETY: as in `take`: a live tag means a MsgCell we wrote, owned by the slot. The tag is
+    // written dead first, so should a drop panic (it does not: bodies and metadata only lower
+    // counts) the slot is not released twice.
+    unsafe {
+        if !is_live(slot) {
+            return Err(Errno(EFAULT));
+        }
+        slot.cast::<usize>().write(DEAD);
+        core::ptr::drop_in_place(slot);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

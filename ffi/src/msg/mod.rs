@@ -88,7 +88,7 @@ pub unsafe extern "C" fn zmq_msg_init_data(
 #[no_mangle]
 pub unsafe extern "C" fn zmq_msg_close(msg: *mut zmq_msg_t) -> c_int {
     // SAFETY: forwarded caller contract.
-    guard(|| unsafe { cell::take(msg) }.map(|_| 0))
+    guard(|| unsafe { cell::release(msg) }.map(|()| 0))
 }
 
 /// Moves `src` into `dest` (which must hold a live message, released first); `src` becomes
