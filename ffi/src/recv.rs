@@ -38,8 +38,8 @@ unsafe fn recv_msg<R>(
     let handle = unsafe { socket(s) }?;
     match handle.socket.recv(flags | RecvFlags::DONTWAIT) {
         Ok(msg) => Ok(deliver(msg)),
-        // SAFETY: forwarded; `handle` is not used past this point.
         Err(Error::Again) if !flags.contains(RecvFlags::DONTWAIT) => {
+            // SAFETY: forwarded; `handle` is not used past this point.
             unsafe { recv_waiting(s, flags) }.map(deliver)
         }
         Err(e) => Err(errno_of(e)),

@@ -92,13 +92,13 @@ impl SendBuffers {
         // per `LOOK_EVERY` bytes cut, often enough that a buffer whose messages are gone soon
         // starts over (walking on through 256 KiB instead cost more in cache misses than the
         // look saved: issue 18).
-        if len <= MAX_SMALL && self.cut_since_look + len <= LOOK_EVERY {
-            if let Some((slot, _)) = self.slots.get(self.current) {
-                if slot.capacity() - slot.len() >= len {
-                    self.cut_since_look += len;
-                    return Some(&mut self.slots[self.current].0);
-                }
-            }
+        if len <= MAX_SMALL
+            && self.cut_since_look + len <= LOOK_EVERY
+            && let Some((slot, _)) = self.slots.get(self.current)
+            && slot.capacity() - slot.len() >= len
+        {
+            self.cut_since_look += len;
+            return Some(&mut self.slots[self.current].0);
         }
         self.find_room(len)
     }
