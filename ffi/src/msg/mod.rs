@@ -101,7 +101,7 @@ pub unsafe extern "C" fn zmq_msg_move(dest: *mut zmq_msg_t, src: *mut zmq_msg_t)
     // SAFETY: forwarded caller contract; no reference into either slot is held across a write.
     guard(|| unsafe {
         cell::get(src)?;
-        drop(cell::take(dest)?);
+        cell::release(dest)?;
         if dest == src {
             // libzmq closes the message, then re-initialises the source: it ends up empty.
             return cell::put(dest, MsgCell::empty()).map(|()| 0);
@@ -125,7 +125,7 @@ pub unsafe extern "C" fn zmq_msg_copy(dest: *mut zmq_msg_t, src: *mut zmq_msg_t)
         if dest == src {
             return Ok(0);
         }
-        drop(cell::take(dest)?);
+        cell::release(dest)?;
         let copy = cell::get_mut(src)?.copy();
         cell::put(dest, copy).map(|()| 0)
     })
