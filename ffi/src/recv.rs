@@ -6,17 +6,56 @@
 
 use core::ffi::{c_int, c_void};
 
-use ferromq::RecvFlags;
+use ferromq::{Error, Msg, RecvFlags};
 
 use crate::boundary::{guard, Errno};
 use crate::errno::EFAULT;
 use crate::msg::cell;
 use crate::msg::zmq_msg_t;
 use crate::send::clipped;
-use crate::socket::{errno_of, socket_in_use};
+use crate::socket::{errno_of, socket, socket_in_use};
 
 fn flags_of(flags: c_int) -> RecvFlags {
     RecvFlags::from_bits_truncate(flags)
+}
+
+/// Receives one frame from the socket behind `s` and hands it to `deliver`: once without
+/// waiting, and only if there is none and `flags` allow waiting, again with the socket counted
+/// in use while it waits (see `socket_in_use`). (The frame goes to `deliver` in place rather
+/// than out as a return value: returned, it was copied through the stack once more, and that
+/// cost more than the count this saves.)
+///
+/// # Safety
+/// As for [`socket`].
+#[inline(always)]
+unsafe fn recv_msg<R>(
+    s: *mut c_void,
+    flags: c_int,
+    deliver: impl FnOnce(Msg) -> R,
+) -> Result<R, Errno> {
+    let flags = flags_of(flags);
+    // SAFETY: tag-checked; one thread per socket per the C contract.
+    let handle = unsafe { socket(s) }?;
+    match handle.socket.recv(flags | RecvFlags::DONTWAIT) {
+        Ok(msg) => Ok(deliver(msg)),
+        Err(Error::Again) if !flags.contains(RecvFlags::DONTWAIT) => {
+            // SAFETY: forwarded; `handle` is not used past this point.
+            unsafe { recv_waiting(s, flags) }.map(deliver)
+        }
+        Err(e) => Err(errno_of(e)),
+    }
+}
+
+/// [`recv_msg`] when it must wait.
+///
+/// # Safety
+/// As for [`socket`].
+#[cold]
+#[inline(never)]
+unsafe fn recv_waiting(s: *mut c_void, flags: RecvFlags) -> Result<Msg, Errno> {
+    // SAFETY: forwarded caller contract.
+    let mut held = unsafe { socket_in_use(s) }?;
+    held.socket.recv(flags).map_err(errno_of)
 }
 
 /// Receives one frame into `buf`, copying at most `len` bytes; returns the frame's size
@@ -34,18 +73,22 @@ pub unsafe extern "C" fn zmq_recv(
 ) -> c_int {
     guard(|| {
         // SAFETY: tag-checked; one thread per socket per the C contract.
-        let mut handle = unsafe { socket_in_use(s) }?;
+        unsafe { socket(s) }?;
         if buf.is_null() && len != 0 {
             return Err(Errno(EFAULT));
         }
-        let msg = handle.socket.recv(flags_of(flags)).map_err(errno_of)?;
-        let n = msg.len().min(len);
-        if n > 0 {
-            // SAFETY: `buf` is writable for `len >= n` bytes and cannot overlap the received
-            // frame, which the runtime owns.
-            unsafe { core::ptr::copy_nonoverlapping(msg.data.as_ptr(), buf.cast::<u8>(), n) };
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            recv_msg(s, flags, |msg| {
+                let n = msg.len().min(len);
+                if n > 0 {
+                    // SAFETY: `buf` is writable for `len >= n` bytes and cannot overlap the
+                    // received frame, which the runtime owns.
+                    core::ptr::copy_nonoverlapping(msg.data.as_ptr(), buf.cast::<u8>(), n);
+                }
+                clipped(msg.len())
+            })
         }
-        Ok(clipped(msg.len()))
     })
 }
 
@@ -58,13 +101,17 @@ pub unsafe extern "C" fn zmq_recv(
 pub unsafe extern "C" fn zmq_msg_recv(msg: *mut zmq_msg_t, s: *mut c_void, flags: c_int) -> c_int {
     guard(|| {
         // SAFETY: tag-checked; one thread per socket per the C contract.
-        let mut handle = unsafe { socket_in_use(s) }?;
+        unsafe { socket(s) }?;
         // SAFETY: forwarded caller contract (libzmq also refuses an uninitialised message).
         let cell = unsafe { cell::get_mut(msg) }?;
-        let received = handle.socket.recv(flags_of(flags)).map_err(errno_of)?;
-        let size = received.len();
-        cell.set_received(received);
-        Ok(clipped(size))
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            recv_msg(s, flags, |received| {
+                let size = received.len();
+                cell.set_received(received);
+                clipped(size)
+            })
+        }
     })
 }
 

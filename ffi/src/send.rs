@@ -9,14 +9,14 @@
 use core::ffi::{c_int, c_void};
 
 use bytes::Bytes;
-use ferromq::{Msg, SendFlags};
+use ferromq::{Error, Msg, SendFlags};
 
 use crate::boundary::{guard, Errno};
 use crate::errno::EFAULT;
 use crate::msg::cell;
 use crate::msg::foreign::ForeignBuffer;
 use crate::msg::zmq_msg_t;
-use crate::socket::{errno_of, socket_in_use, SocketHandle};
+use crate::socket::{errno_of, socket, socket_in_use};
 
 /// libzmq returns sizes as `int`, clipped to `INT_MAX`.
 pub fn clipped(size: usize) -> c_int {
@@ -27,12 +27,59 @@ fn flags_of(flags: c_int) -> SendFlags {
     SendFlags::from_bits_truncate(flags)
 }
 
-fn send_body(handle: &mut SocketHandle, body: Bytes, flags: c_int) -> Result<c_int, Errno> {
+/// Sends `msg` on the socket behind `s`: once without waiting, and only if that finds no room
+/// and `flags` allow waiting, again with the socket counted in use while it waits (see
+/// `socket_in_use`). A refused message comes back with the errno.
+///
+/// # Safety
+/// As for [`socket`].
+#[inline(always)]
+unsafe fn send_msg(s: *mut c_void, msg: Msg, flags: c_int) -> Result<(), (Errno, Msg)> {
+    let flags = flags_of(flags);
+    // SAFETY: tag-checked; one thread per socket per the C contract.
+    let handle = match unsafe { socket(s) } {
+        Ok(handle) => handle,
+        Err(e) => return Err((e, msg)),
+    };
+    match handle.socket.send(msg, flags | SendFlags::DONTWAIT) {
+        Ok(()) => Ok(()),
+        Err(refused) => {
+            // SAFETY: forwarded; `handle` is not used past this point.
+            unsafe { send_refused(s, refused, flags) }
+        }
+    }
+}
+
+/// [`send_msg`] when its first try was refused: waits and tries again if that is allowed.
+///
+/// # Safety
+/// As for [`socket`].
+#[cold]
+#[inline(never)]
+unsafe fn send_refused(
+    s: *mut c_void,
+    refused: ferromq::SendError<Msg>,
+    flags: SendFlags,
+) -> Result<(), (Errno, Msg)> {
+    let error = refused.error();
+    let msg = refused.into_message();
+    if error != Error::Again || flags.contains(SendFlags::DONTWAIT) {
+        return Err((errno_of(error), msg));
+    }
+    // SAFETY: forwarded caller contract.
+    match unsafe { socket_in_use(s) } {
+        Ok(mut held) => held
+            .socket
+            .send(msg, flags)
+            .map_err(|refused| (errno_of(refused.error()), refused.into_message())),
+        Err(e) => Err((e, msg)),
+    }
+}
+
+fn send_body(s: *mut c_void, body: Bytes, flags: c_int) -> Result<c_int, Errno> {
     let size = body.len();
-    handle
-        .socket
-        .send(Msg::new(body), flags_of(flags))
-        .map_err(errno_of)?;
+    // SAFETY: forwarded caller contract.
+    unsafe { send_msg(s, Msg::new(body), flags) }.map_err(|(e, _)| e)?;
     Ok(clipped(size))
 }
 
@@ -50,7 +97,7 @@ pub unsafe extern "C" fn zmq_send(
 ) -> c_int {
     guard(|| {
         // SAFETY: tag-checked; one thread per socket per the C contract.
-        let mut handle = unsafe { socket_in_use(s) }?;
+        let handle = unsafe { socket(s) }?;
         let data: &[u8] = if len == 0 {
             &[]
         } else if buf.is_null() {
@@ -59,10 +106,12 @@ pub unsafe extern "C" fn zmq_send(
             // SAFETY: non-NULL and readable for `len` bytes per the contract.
             unsafe { core::slice::from_raw_parts(buf.cast(), len) }
         };
-        handle
-            .socket
-            .send_slice(data, flags_of(flags))
-            .map_err(errno_of)?;
+        // Once without waiting; when that finds no room, the copy it made goes to `send_msg`.
+        let dontwait = flags_of(flags) | SendFlags::DONTWAIT;
+        if let Err(refused) = handle.socket.send_slice(data, dontwait) {
+            // SAFETY: forwarded caller contract; `handle` is not used past this point.
+            unsafe { send_refused(s, refused, flags_of(flags)) }.map_err(|(e, _)| e)?;
+        }
         Ok(clipped(len))
     })
 }
@@ -81,14 +130,14 @@ pub unsafe extern "C" fn zmq_send_const(
 ) -> c_int {
     guard(|| {
         // SAFETY: tag-checked; one thread per socket per the C contract.
-        let mut handle = unsafe { socket_in_use(s) }?;
+        unsafe { socket(s) }?;
         if buf.is_null() && len != 0 {
             return Err(Errno(EFAULT));
         }
         // SAFETY: the caller guarantees the buffer is constant and outlives the message.
         let owner =
             unsafe { ForeignBuffer::new(buf.cast_mut().cast(), len, None, core::ptr::null_mut()) };
-        send_body(&mut handle, Bytes::from_owner(owner), flags)
+        send_body(s, Bytes::from_owner(owner), flags)
     })
 }
 
@@ -101,14 +150,14 @@ pub unsafe extern "C" fn zmq_send_const(
 pub unsafe extern "C" fn zmq_msg_send(msg: *mut zmq_msg_t, s: *mut c_void, flags: c_int) -> c_int {
     guard(|| {
         // SAFETY: tag-checked; one thread per socket per the C contract.
-        let mut handle = unsafe { socket_in_use(s) }?;
+        unsafe { socket(s) }?;
         // SAFETY: forwarded caller contract; the view ends before the slot is rewritten.
         let cell = unsafe { cell::get_mut(msg) }?;
         let body = core::mem::take(&mut cell.body);
         let size = body.len();
-        if let Err(refused) = handle.socket.send(Msg::new(body), flags_of(flags)) {
-            let errno = errno_of(refused.error());
-            cell.body = refused.into_message().data;
+        // SAFETY: forwarded caller contract.
+        if let Err((errno, refused)) = unsafe { send_msg(s, Msg::new(body), flags) } {
+            cell.body = refused.data;
             return Err(errno);
         }
         cell.clear();

@@ -34,9 +34,11 @@ pub struct SocketHandle {
     tag: u32,
     pub socket: Socket,
     ctx: Arc<CtxShared>,
-    /// Calls that may block (send, receive, poll) inside this socket now. `zmq_close` refuses
-    /// (EBUSY) while it is not zero, so a thread blocked in `zmq_recv` is never left inside a
-    /// freed socket (issue 14); libzmq aborts on an assertion there instead.
+    /// Calls blocked (or about to block) inside this socket now: a send or receive that had to
+    /// wait, a poll. `zmq_close` refuses (EBUSY) while it is not zero, so a thread blocked in
+    /// `zmq_recv` is never left inside a freed socket (issue 14); libzmq aborts on an
+    /// assertion there instead. A send or receive that completes at once is not counted (see
+    /// [`socket_in_use`]).
     in_use: AtomicUsize,
 }
 
@@ -101,7 +103,14 @@ impl Drop for InUse<'_> {
 }
 
 /// The socket behind `s` (tag-checked as [`socket`]), counted as in use until the returned
-/// guard drops: for the calls that may block.
+/// guard drops: for the calls that wait.
+///
+/// `zmq_send`/`zmq_recv` and their `zmq_msg_*` forms first try once without waiting and take
+/// this guard only when they must wait: the count is two atomic read-modify-writes, which were
+/// paid on every message when it was taken up front (issue 18). What it guards against is a close while a call
+/// sleeps inside the socket, which a call that never waits does not do; a close racing a call
+/// that is still running is misuse in libzmq and here alike, and was never covered (the count
+/// was taken after the tag check, with the same window before it).
 ///
 /// # Safety
 /// As for [`socket`].

@@ -10,7 +10,7 @@
 //! ([`BodyPool`]).
 //!
 //! The price, as for sockets: a live message keeps its whole buffer (256 KiB) alive, and a
-//! thread that has made messages keeps up to 2 MiB for reuse until it exits.
+//! thread that has made messages keeps up to 3 MiB for reuse until it exits.
 
 use core::cell::RefCell;
 use std::sync::Arc;

@@ -88,7 +88,7 @@ pub unsafe extern "C" fn zmq_msg_init_data(
 #[no_mangle]
 pub unsafe extern "C" fn zmq_msg_close(msg: *mut zmq_msg_t) -> c_int {
     // SAFETY: forwarded caller contract.
-    guard(|| unsafe { cell::take(msg) }.map(|_| 0))
+    guard(|| unsafe { cell::release(msg) }.map(|()| 0))
 }
 
 /// Moves `src` into `dest` (which must hold a live message, released first); `src` becomes
@@ -101,7 +101,7 @@ pub unsafe extern "C" fn zmq_msg_move(dest: *mut zmq_msg_t, src: *mut zmq_msg_t)
     // SAFETY: forwarded caller contract; no reference into either slot is held across a write.
     guard(|| unsafe {
         cell::get(src)?;
-        drop(cell::take(dest)?);
+        cell::release(dest)?;
         if dest == src {
             // libzmq closes the message, then re-initialises the source: it ends up empty.
             return cell::put(dest, MsgCell::empty()).map(|()| 0);
@@ -125,7 +125,7 @@ pub unsafe extern "C" fn zmq_msg_copy(dest: *mut zmq_msg_t, src: *mut zmq_msg_t)
         if dest == src {
             return Ok(0);
         }
-        drop(cell::take(dest)?);
+        cell::release(dest)?;
         let copy = cell::get_mut(src)?.copy();
         cell::put(dest, copy).map(|()| 0)
     })
