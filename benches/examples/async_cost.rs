@@ -14,13 +14,16 @@
 //! one multi-thread runtime with one worker, driven by `block_on` from their threads, the
 //! bench's `ferromq async` before session 14), `async-spawn` (both sides `tokio::spawn`ed
 //! tasks on one multi-thread runtime with two workers, joined from the main thread, the
-//! bench's `ferromq async` since; `async-spawn1` the same on one worker). Instructions per message are the difference of two counts
+//! bench's `ferromq async` since; `async-spawn1` the same on one worker; `async-spawn-free` the
+//! two workers with both loops `coop::unconstrained`, so they never yield for the budget and
+//! what waits remain are the socket's own). Instructions per message are the difference of two counts
 //! divided by the difference of their message counts, so set-up and teardown cancel out.
 
 use std::time::Instant;
 
 use ferromq::{AsyncSocket, Context, Error, RecvFlags, SendFlags, Socket, SocketType};
 use tokio::runtime::{Builder, Runtime};
+use tokio::task::coop;
 
 const SIZE: usize = 64;
 
@@ -120,25 +123,36 @@ fn run(mode: &str, transport: &str, count: usize) -> Result<(), Error> {
             rt.block_on(recv_all(&mut rx, count))?;
             drop(sender.join().expect("sender")?);
         }
-        "async-spawn" | "async-spawn1" => {
+        "async-spawn" | "async-spawn1" | "async-spawn-free" => {
+            let free = mode == "async-spawn-free";
             let rt = runtime(if mode == "async-spawn1" { 1 } else { 2 });
             let (mut rx, mut tx) = {
                 let _in = rt.enter();
                 (AsyncSocket::new(rx)?, AsyncSocket::new(tx)?)
             };
             let sender = rt.spawn(async move {
-                send_all(&mut tx, count).await?;
+                if free {
+                    coop::unconstrained(send_all(&mut tx, count)).await?;
+                } else {
+                    send_all(&mut tx, count).await?;
+                }
                 Ok::<Socket, Error>(tx.into_inner())
             });
             let receiver = rt.spawn(async move {
-                recv_all(&mut rx, count).await?;
+                if free {
+                    coop::unconstrained(recv_all(&mut rx, count)).await?;
+                } else {
+                    recv_all(&mut rx, count).await?;
+                }
                 Ok::<Socket, Error>(rx.into_inner())
             });
             let (rx, tx) = rt.block_on(async { (receiver.await, sender.await) });
             drop(rx.expect("receiver task")?);
             drop(tx.expect("sender task")?);
         }
-        other => panic!("unknown mode {other}: blocking, async-ct, async-mt, async-spawn(1)"),
+        other => panic!(
+            "unknown mode {other}: blocking, async-ct, async-mt, async-spawn(1), async-spawn-free"
+        ),
     }
     let secs = start.elapsed().as_secs_f64();
     println!(

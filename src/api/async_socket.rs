@@ -116,6 +116,13 @@ pub struct AsyncSocket {
     /// Operations left before the next one takes a unit of tokio's budget (see
     /// [`OPS_PER_UNIT`]).
     credit: u8,
+    /// The direction returned `Pending` on the fd and has not run since: its next poll
+    /// consumes the wake-up (clears tokio's readiness, drains the eventfd) before it tries,
+    /// as the blocking API drains right after its `ppoll`. Left for the next wait instead,
+    /// the stale readiness sent that wait round once more (a drain, a retry that often
+    /// found the pipe empty again), and the sender a second wake-up per park
+    /// (docs/performance.md).
+    parked: [bool; 2],
 }
 
 impl AsyncSocket {
@@ -147,6 +154,7 @@ impl AsyncSocket {
             outbound: VecDeque::new(),
             wakers: [None, None],
             credit: 0,
+            parked: [false; 2],
         })
     }
 
@@ -262,6 +270,7 @@ impl AsyncSocket {
     ) -> Poll<Result<()>> {
         let coop = ready!(self.poll_budget(cx));
         if self.outbound.is_empty()
+            && !self.parked[Dir::Send as usize]
             && let Some(frame) = slot.take()
         {
             match self.socket.try_send_frame(frame, more) {
@@ -310,7 +319,7 @@ impl AsyncSocket {
     #[inline(always)]
     fn poll_recv_now(&mut self, cx: &mut Context<'_>) -> Poll<Result<Msg>> {
         let coop = ready!(self.poll_budget(cx));
-        let got = if self.inbound.is_empty() {
+        let got = if self.inbound.is_empty() && !self.parked[Dir::Recv as usize] {
             match self.socket.recv(RecvFlags::DONTWAIT) {
                 Err(Error::Again) => self.poll_part(cx),
                 done => {
@@ -335,6 +344,19 @@ impl AsyncSocket {
         dir: Dir,
         mut op: impl FnMut(&mut Socket) -> Result<T>,
     ) -> Poll<Result<T>> {
+        if std::mem::take(&mut self.parked[dir as usize])
+            && let Poll::Ready(Ok(mut guard)) = self.ready.poll_read_ready(cx)
+        {
+            // Woken by the fd (or by the other direction, which may have cleared it, hence
+            // no `Pending` here: the try below runs either way).
+            guard.clear_ready();
+            self.socket.signaler().drain();
+            for w in self.wakers.iter_mut().filter_map(Option::take) {
+                if !w.will_wake(cx.waker()) {
+                    w.wake();
+                }
+            }
+        }
         loop {
             match op(&mut self.socket) {
                 Err(Error::Again) => {}
@@ -367,6 +389,7 @@ impl AsyncSocket {
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e.into())),
                 Poll::Pending => {
                     self.wakers[dir as usize] = Some(cx.waker().clone());
+                    self.parked[dir as usize] = true;
                     return Poll::Pending;
                 }
             }
@@ -843,6 +866,36 @@ mod tests {
             a.inbound.push(a.socket.recv(RecvFlags::DONTWAIT).unwrap());
             assert_eq!(a.recv().await.unwrap().as_slice(), b"p2");
             assert_eq!(a.recv().await.unwrap().as_slice(), b"next");
+        });
+    }
+
+    /// A receive that waited and was woken consumes the wake-up before it completes, as the
+    /// blocking API drains after its `ppoll`: left set, it sent the next empty receive round
+    /// the fd once more, and cost the sender a second wake-up per wait (the spawned pair
+    /// went from one eventfd write per park to two; docs/performance.md).
+    #[test]
+    fn a_receive_woken_by_the_fd_leaves_it_drained() {
+        let rt = runtime();
+        rt.block_on(async {
+            let ctx = Context::new();
+            let (mut a, mut b) = pair(&ctx, "inproc://unit-async-drained");
+            let recv = async { a.recv().await.unwrap() };
+            let send = async {
+                tokio::task::yield_now().await;
+                b.send("x", SendFlags::empty()).await.unwrap();
+            };
+            let (got, ()) = tokio::join!(recv, send);
+            assert_eq!(got.as_slice(), b"x");
+            let now = std::time::Instant::now();
+            assert!(!a.socket.signaler().wait(Some(now)).unwrap());
+            // The wait after it still sees the next message.
+            let recv = async { a.recv().await.unwrap() };
+            let send = async {
+                tokio::task::yield_now().await;
+                b.send("y", SendFlags::empty()).await.unwrap();
+            };
+            let (got, ()) = tokio::join!(recv, send);
+            assert_eq!(got.as_slice(), b"y");
         });
     }
 
