@@ -237,6 +237,21 @@ impl AsyncSocket {
         }
     }
 
+    /// Runs `op` under a unit of the task's budget, spent only if `op` completes.
+    #[inline(always)]
+    fn budgeted<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        op: impl FnOnce(&mut Self, &mut Context<'_>) -> Poll<T>,
+    ) -> Poll<T> {
+        let coop = ready!(self.poll_budget(cx));
+        let done = op(self, cx);
+        if done.is_ready() {
+            self.spent(coop);
+        }
+        done
+    }
+
     /// Wakes the task waiting in the other direction, if any: an operation that completes
     /// without polling the fd may have been woken by tokio for the other's event (see
     /// `poll_op`), and with no `Context` at hand it cannot tell its own waker apart.
@@ -318,22 +333,18 @@ impl AsyncSocket {
     /// [`AsyncSocket::poll_send_part`]).
     #[inline(always)]
     fn poll_recv_now(&mut self, cx: &mut Context<'_>) -> Poll<Result<Msg>> {
-        let coop = ready!(self.poll_budget(cx));
-        let got = if self.inbound.is_empty() && !self.parked[Dir::Recv as usize] {
-            match self.socket.recv(RecvFlags::DONTWAIT) {
-                Err(Error::Again) => self.poll_part(cx),
+        self.budgeted(cx, |this, cx| {
+            if !this.inbound.is_empty() || this.parked[Dir::Recv as usize] {
+                return this.poll_part(cx);
+            }
+            match this.socket.recv(RecvFlags::DONTWAIT) {
+                Err(Error::Again) => this.poll_part(cx),
                 done => {
-                    self.wake_other(Dir::Recv);
+                    this.wake_other(Dir::Recv);
                     Poll::Ready(done)
                 }
             }
-        } else {
-            self.poll_part(cx)
-        };
-        if got.is_ready() {
-            self.spent(coop);
-        }
-        got
+        })
     }
 
     /// Runs `op` until it stops saying `EAGAIN`, parking the task on the socket's fd between
@@ -437,12 +448,7 @@ impl AsyncSocket {
     /// # }
     /// ```
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<Msg>> {
-        let coop = ready!(self.poll_budget(cx));
-        let got = self.poll_part(cx);
-        if got.is_ready() {
-            self.spent(coop);
-        }
-        got
+        self.budgeted(cx, Self::poll_part)
     }
 
     /// [`AsyncSocket::poll_recv`] without the budget.
@@ -473,12 +479,7 @@ impl AsyncSocket {
     /// # }
     /// ```
     pub fn poll_recv_multipart(&mut self, cx: &mut Context<'_>) -> Poll<Result<Multipart>> {
-        let coop = ready!(self.poll_budget(cx));
-        let got = self.poll_parts(cx);
-        if got.is_ready() {
-            self.spent(coop);
-        }
-        got
+        self.budgeted(cx, Self::poll_parts)
     }
 
     /// [`AsyncSocket::poll_recv_multipart`] without the budget.
@@ -507,12 +508,7 @@ impl AsyncSocket {
         if self.outbound.is_empty() {
             return Poll::Ready(Ok(()));
         }
-        let coop = ready!(self.poll_budget(cx));
-        let flushed = self.poll_flush_outbound(cx);
-        if flushed.is_ready() {
-            self.spent(coop);
-        }
-        flushed
+        self.budgeted(cx, Self::poll_flush_outbound)
     }
 
     /// Hands the rest of `outbound` to the socket; ready once it is empty. An error before
