@@ -6,12 +6,15 @@
 //! ```text
 //! cargo build --release -p ferromq-benches --example scale_profile
 //! valgrind --tool=callgrind target/release/examples/scale_profile ferromq pub-one 1000 20000
+//! strace -f -c target/release/examples/scale_profile ferromq pub-one 1 200000 tcp
 //! ```
 //!
 //! Cases: `pub-one` (a PUB with N SUBs, SUB i subscribed to `t<i>`; messages to `t00000`,
 //! drained from SUB 0), `pub-all` (the same SUBs, each also subscribed to `a`; messages to
 //! `a`, drained from every SUB: N deliveries per message) and `router-send` (a ROUTER with N DEALERs; messages to peers drawn
-//! from a fixed pseudo-random sequence, each DEALER drained of what it got). Inproc only.
+//! from a fixed pseudo-random sequence, each DEALER drained of what it got). Inproc, or tcp
+//! over loopback for the PUB cases with a fifth argument `tcp` (there the I/O threads'
+//! wake-ups, which `strace -c` counts, are the cost to look at).
 
 use std::time::{Duration, Instant};
 
@@ -29,13 +32,15 @@ fn topic(i: usize) -> Vec<u8> {
 }
 
 /// `all`: every SUB also takes `a`, and the messages go to `a` (pub-all), else to `t00000`.
-fn pub_cases<B: Backend>(peers: usize, msgs: usize, all: bool) -> BenchResult<()> {
+fn pub_cases<B: Backend>(peers: usize, msgs: usize, all: bool, tcp: bool) -> BenchResult<()> {
     let ctx = B::new()?;
     let mut publisher = ctx.socket(Kind::Pub, 0)?;
-    let ep = B::bind(
-        &mut publisher,
-        &format!("inproc://profile-{}", std::process::id()),
-    )?;
+    let ep = if tcp {
+        "tcp://127.0.0.1:*".to_owned()
+    } else {
+        format!("inproc://profile-{}", std::process::id())
+    };
+    let ep = B::bind(&mut publisher, &ep)?;
     let mut subs = Vec::with_capacity(peers);
     for i in 0..peers {
         let mut s = ctx.socket(Kind::Sub, 0)?;
@@ -131,15 +136,17 @@ fn main() {
     let arg = |i: usize| args.get(i).map(String::as_str).unwrap_or("");
     let peers = arg(3).parse().unwrap_or(1);
     let msgs = arg(4).parse().unwrap_or(10_000);
+    let tcp = arg(5) == "tcp";
     let result = match (arg(1), arg(2)) {
-        ("ferromq", "pub-one") => pub_cases::<Ferromq>(peers, msgs, false),
-        ("libzmq", "pub-one") => pub_cases::<Libzmq>(peers, msgs, false),
-        ("ferromq", "pub-all") => pub_cases::<Ferromq>(peers, msgs, true),
-        ("libzmq", "pub-all") => pub_cases::<Libzmq>(peers, msgs, true),
+        ("ferromq", "pub-one") => pub_cases::<Ferromq>(peers, msgs, false, tcp),
+        ("libzmq", "pub-one") => pub_cases::<Libzmq>(peers, msgs, false, tcp),
+        ("ferromq", "pub-all") => pub_cases::<Ferromq>(peers, msgs, true, tcp),
+        ("libzmq", "pub-all") => pub_cases::<Libzmq>(peers, msgs, true, tcp),
         ("ferromq", "router-send") => router_send::<Ferromq>(peers, msgs),
         ("libzmq", "router-send") => router_send::<Libzmq>(peers, msgs),
         _ => Err(BenchError(
-            "usage: scale_profile ferromq|libzmq pub-one|pub-all|router-send N MESSAGES".into(),
+            "usage: scale_profile ferromq|libzmq pub-one|pub-all|router-send N MESSAGES [tcp]"
+                .into(),
         )),
     };
     if let Err(e) = result {

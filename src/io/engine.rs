@@ -365,7 +365,17 @@ impl Engine {
         let mut turn = 0;
         loop {
             while !self.out_closed && self.encoder.len() < WRITE_BATCH {
-                match pipes.from_socket.read() {
+                // The pipe is declared asleep (the socket's next flush then writes this
+                // thread's eventfd) only when there is nothing left to write: a pipe found
+                // empty before a write stays awake, and the read after the write sees what the
+                // socket sent meanwhile for free. Declaring it on every empty read made each
+                // message that arrived during a write cost the sender a wake-up, and a faster
+                // sender paid more of them (issue 15: PUB over tcp at N = 1).
+                let read = match pipes.from_socket.read_awake() {
+                    PipeRead::Empty if self.encoder.is_empty() => pipes.from_socket.read(),
+                    read => read,
+                };
+                match read {
                     PipeRead::Item { item, more } => {
                         let whole = !more && !self.out_more;
                         self.out_more = more;

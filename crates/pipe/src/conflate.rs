@@ -191,6 +191,18 @@ impl<T> ConflateReader<T> {
         !self.current.is_empty() || self.refill().is_none()
     }
 
+    /// [`Self::read`] without going to sleep on an empty pipe (see `Reader::read_awake`).
+    pub(crate) fn read_awake(&mut self) -> Read<T> {
+        if self.current.is_empty() {
+            let mut state = self.slot.lock();
+            if state.pending.is_empty() {
+                return Read::Empty;
+            }
+            mem::swap(&mut state.pending, &mut self.current);
+        }
+        self.read()
+    }
+
     /// Takes the pending message into `current`. When there is none, goes to sleep and returns
     /// `Empty`, or `Closed` once the writer is gone.
     fn refill(&mut self) -> Option<Read<T>> {

@@ -140,6 +140,19 @@ impl<T> Reader<T> {
         }
     }
 
+    /// Takes the next frame as [`Reader::read`] does, but `Empty` leaves the reader awake: the
+    /// writer's flushes stay free of wake-ups while the reader's thread is busy anyway (an I/O
+    /// thread writing to its socket between two reads). A reader that then waits for its
+    /// wake-up must first get `Empty` from [`Reader::read`] (or `false` from
+    /// [`Reader::has_message`]), which declares it asleep or finds what came meanwhile.
+    #[inline]
+    pub fn read_awake(&mut self) -> Read<T> {
+        match &mut self.0 {
+            ReaderKind::Queue(r) => r.read_awake(),
+            ReaderKind::Conflate(r) => r.read_awake(),
+        }
+    }
+
     /// Whether a frame is ready to read, without taking it. A `false` puts the reader to
     /// sleep exactly as [`Reader::read`] returning `Empty` does (or means the pipe is closed).
     #[inline]

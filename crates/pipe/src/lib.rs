@@ -295,6 +295,48 @@ mod tests {
     }
 
     #[test]
+    fn read_awake_arms_no_wake_up_until_a_sleeping_read() {
+        for conflate in [false, true] {
+            let reader_wake = std::sync::Arc::new(Counter::default());
+            let writer_wake = std::sync::Arc::new(Counter::default());
+            let (mut w, mut r) = if conflate {
+                pipe_conflate::<u32>(reader_wake.clone(), writer_wake)
+            } else {
+                pipe::<u32>(0, reader_wake.clone(), writer_wake)
+            };
+            // A new reader counts as asleep: the first flush wakes it.
+            w.try_write(1, false).unwrap();
+            w.flush();
+            assert_eq!(reader_wake.get(), 1);
+            assert_eq!(item(r.read_awake()), (1, false));
+            assert_eq!(r.read_awake(), Read::Empty);
+            // Still awake: what comes now is seen by the next read and costs no wake-up.
+            w.try_write(2, false).unwrap();
+            w.flush();
+            assert_eq!(reader_wake.get(), 1);
+            assert_eq!(item(r.read_awake()), (2, false));
+            assert_eq!(r.read_awake(), Read::Empty);
+            w.try_write(3, false).unwrap();
+            w.flush();
+            assert_eq!(reader_wake.get(), 1);
+            // The sleeping read finds what came before it rather than going to sleep.
+            assert_eq!(item(r.read()), (3, false));
+            assert_eq!(r.read(), Read::Empty);
+            w.try_write(4, false).unwrap();
+            w.flush();
+            assert_eq!(reader_wake.get(), 2, "asleep now: the flush wakes it");
+            assert_eq!(item(r.read_awake()), (4, false));
+            drop(w);
+            assert_eq!(
+                r.read_awake(),
+                Read::Empty,
+                "only a sleeping read reports Closed"
+            );
+            assert_eq!(r.read(), Read::Closed);
+        }
+    }
+
+    #[test]
     fn refused_writer_is_woken_once_after_half_the_hwm_is_read() {
         let (mut w, mut r, _, writer_wake) = counted_pipe::<u32>(4);
         for i in 0..4 {

@@ -87,6 +87,51 @@ fn flush_never_misses_a_sleeping_reader() {
     });
 }
 
+/// The I/O thread's turn: reads that leave the pipe awake, then one that may put it to sleep,
+/// racing two flushes. Whatever the interleaving, a reader that ends asleep is woken for what
+/// it has not read, and one that read everything cost the writer no wake-up after it fell
+/// asleep with nothing pending.
+#[test]
+fn awake_reads_then_a_sleeping_read_miss_nothing() {
+    loom::model(|| {
+        let (mut w, mut r, reader_wake, _) = counted_pipe(0);
+        w.try_write(0, false).unwrap();
+        w.flush();
+        assert_eq!(reader_wake.get(), 1, "a new reader counts as asleep");
+        let writer = thread::spawn(move || {
+            w.try_write(1, false).unwrap();
+            w.flush();
+            w.try_write(2, false).unwrap();
+            w.flush();
+            w
+        });
+        let mut got = Vec::new();
+        while let Read::Item { item, .. } = r.read_awake() {
+            got.push(item);
+        }
+        let slept = loop {
+            match r.read() {
+                Read::Item { item, .. } => got.push(item),
+                Read::Empty => break true,
+                Read::Closed => panic!("closed while the writer lives"),
+            }
+        };
+        let w = writer.join().unwrap();
+        let wakes = reader_wake.get() - 1;
+        assert!(slept);
+        if got.len() < 3 {
+            assert_eq!(wakes, 1, "asleep with messages pending: woken once");
+            while let Read::Item { item, .. } = r.read() {
+                got.push(item);
+            }
+        } else {
+            assert_eq!(wakes, 0, "read everything: no wake-up was needed or sent");
+        }
+        assert_eq!(got, [0, 1, 2]);
+        drop(w);
+    });
+}
+
 /// Frames crossing chunk boundaries while the reader retires and recycles chunks: order is
 /// kept and every sleep is matched by a wake-up.
 #[test]

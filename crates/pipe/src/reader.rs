@@ -96,6 +96,21 @@ impl<T> QueueReader<T> {
         }
     }
 
+    /// Takes the next frame as [`Self::read`] does, but an empty pipe leaves the reader awake:
+    /// `Empty` here arms no wake-up, so flushes go on costing the writer nothing. A caller that
+    /// is about to wait must end with [`Self::read`] (which goes to sleep, or finds what came
+    /// meanwhile); this one is for the reads in the middle of its turn.
+    pub fn read_awake(&mut self) -> Read<T> {
+        if self.position == self.limit {
+            let seen = self.shared.published.load(Ordering::Acquire);
+            if seen == ASLEEP || seen == self.position {
+                return Read::Empty;
+            }
+            self.limit = seen;
+        }
+        self.read()
+    }
+
     /// A handle that changes this pipe's HWM.
     pub fn hwm(&self) -> crate::Hwm {
         crate::Hwm(HwmCell::clone(&self.hwm))
