@@ -76,7 +76,7 @@ impl V1Decoder {
         }
         let flags = buf[size_len];
         buf.advance(size_len + 1);
-        let body = buf.split_to(body_len).freeze();
+        let body = crate::decoder::take_body(buf, body_len);
         Ok(Decoded::Frame(Frame::message(body, flags & MORE != 0)))
     }
 }
