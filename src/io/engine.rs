@@ -22,7 +22,7 @@ use crate::error::Error;
 use crate::io::frame_limit::inbound_frame_limit;
 use crate::io::heartbeat::Heartbeat;
 use crate::io::peer::SessionPipes;
-use crate::io::recv_buffers::RecvBuffers;
+use crate::io::recv_buffers::{self, RecvBuffers};
 use crate::io::session::SessionCtl;
 use crate::io::stream::Stream;
 use crate::option::Options;
@@ -319,14 +319,20 @@ impl Engine {
             } else {
                 missing.min(TURN_BYTES).max(self.read_size)
             };
-            if self.rbuf.capacity() - start < want {
+            // A large body's first byte goes half a page in (see `RecvBuffers`: the kernel's
+            // copy is slow at some distances from its source).
+            if self.rbuf.capacity() - start < want || (large && recv_buffers::misplaced(&self.rbuf))
+            {
                 let reserve = if large {
                     missing.saturating_add(NEXT_HEADER)
                 } else {
                     missing.max(self.read_size)
                 };
-                self.rbuf_size =
-                    spares.grow(&mut self.rbuf, self.rbuf_size, reserve, RECV_BUFFER)?;
+                self.rbuf_size = if large {
+                    spares.grow_for_body(&mut self.rbuf, self.rbuf_size, reserve, RECV_BUFFER)?
+                } else {
+                    spares.grow(&mut self.rbuf, self.rbuf_size, reserve, RECV_BUFFER)?
+                };
             }
             let room = &mut self.rbuf.spare_capacity_mut()[..want];
             let n = match self.stream.read_uninit(room) {
