@@ -875,23 +875,21 @@ mod tests {
         rt.block_on(async {
             let ctx = Context::new();
             let (mut a, mut b) = pair(&ctx, "inproc://unit-async-drained");
-            let recv = async { a.recv().await.unwrap() };
-            let send = async {
-                tokio::task::yield_now().await;
-                b.send("x", SendFlags::empty()).await.unwrap();
-            };
-            let (got, ()) = tokio::join!(recv, send);
-            assert_eq!(got.as_slice(), b"x");
+            // `a` waits in `recv` first; `b` sends once it has.
+            async fn woken(a: &mut AsyncSocket, b: &mut AsyncSocket, text: &'static str) {
+                let recv = async { a.recv().await.unwrap() };
+                let send = async {
+                    tokio::task::yield_now().await;
+                    b.send(text, SendFlags::empty()).await.unwrap();
+                };
+                let (got, ()) = tokio::join!(recv, send);
+                assert_eq!(got.as_slice(), text.as_bytes());
+            }
+            woken(&mut a, &mut b, "x").await;
             let now = std::time::Instant::now();
             assert!(!a.socket.signaler().wait(Some(now)).unwrap());
             // The wait after it still sees the next message.
-            let recv = async { a.recv().await.unwrap() };
-            let send = async {
-                tokio::task::yield_now().await;
-                b.send("y", SendFlags::empty()).await.unwrap();
-            };
-            let (got, ()) = tokio::join!(recv, send);
-            assert_eq!(got.as_slice(), b"y");
+            woken(&mut a, &mut b, "y").await;
         });
     }
 
