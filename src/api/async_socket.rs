@@ -283,31 +283,26 @@ impl AsyncSocket {
         more: bool,
         dontwait: bool,
     ) -> Poll<Result<()>> {
-        let coop = ready!(self.poll_budget(cx));
-        if self.outbound.is_empty()
-            && !self.parked[Dir::Send as usize]
-            && let Some(frame) = slot.take()
-        {
-            match self.socket.try_send_frame(frame, more) {
-                Ok(()) => {
-                    self.spent(coop);
-                    self.wake_other(Dir::Send);
-                    return Poll::Ready(Ok(()));
-                }
-                Err((e, back)) => {
-                    *slot = Some(back);
-                    if e != Error::Again {
-                        self.spent(coop);
-                        return Poll::Ready(Err(e));
+        self.budgeted(cx, |this, cx| {
+            if this.outbound.is_empty()
+                && !this.parked[Dir::Send as usize]
+                && let Some(frame) = slot.take()
+            {
+                match this.socket.try_send_frame(frame, more) {
+                    Ok(()) => {
+                        this.wake_other(Dir::Send);
+                        return Poll::Ready(Ok(()));
+                    }
+                    Err((e, back)) => {
+                        *slot = Some(back);
+                        if e != Error::Again {
+                            return Poll::Ready(Err(e));
+                        }
                     }
                 }
             }
-        }
-        let sent = self.poll_send_wait(cx, slot, more, dontwait);
-        if sent.is_ready() {
-            self.spent(coop);
-        }
-        sent
+            this.poll_send_wait(cx, slot, more, dontwait)
+        })
     }
 
     /// The rest of [`AsyncSocket::poll_send_part`], out of line: finishes `outbound`, then

@@ -328,11 +328,8 @@ impl Engine {
                 } else {
                     missing.max(self.read_size)
                 };
-                self.rbuf_size = if large {
-                    spares.grow_for_body(&mut self.rbuf, self.rbuf_size, reserve, RECV_BUFFER)?
-                } else {
-                    spares.grow(&mut self.rbuf, self.rbuf_size, reserve, RECV_BUFFER)?
-                };
+                self.rbuf_size =
+                    spares.grow(&mut self.rbuf, self.rbuf_size, reserve, RECV_BUFFER, large)?;
             }
             let room = &mut self.rbuf.spare_capacity_mut()[..want];
             let n = match self.stream.read_uninit(room) {

@@ -56,30 +56,10 @@ impl RecvBuffers {
     /// after its pending ones, and returns the size of the buffer it ends up in; `fresh` is
     /// the least size of a newly allocated buffer when none can be reused. A buffer the
     /// allocator refuses is `Error::NoMem` (the connection ends; the process does not abort).
+    /// With `body`, for the large body of the frame that starts `rbuf`: when its pending bytes
+    /// (header and part of the body) must move, they are placed (see [`place`]), not put at
+    /// the front of a buffer.
     pub(crate) fn grow(
-        &mut self,
-        rbuf: &mut BytesMut,
-        size: usize,
-        additional: usize,
-        fresh: usize,
-    ) -> Result<usize, Error> {
-        self.grow_placed(rbuf, size, additional, fresh, false)
-    }
-
-    /// [`grow`](Self::grow) for the large body of the frame that starts `rbuf`: when its
-    /// pending bytes (header and part of the body) must move, they are placed (see [`place`]),
-    /// not put at the front of a buffer.
-    pub(crate) fn grow_for_body(
-        &mut self,
-        rbuf: &mut BytesMut,
-        size: usize,
-        additional: usize,
-        fresh: usize,
-    ) -> Result<usize, Error> {
-        self.grow_placed(rbuf, size, additional, fresh, true)
-    }
-
-    fn grow_placed(
         &mut self,
         rbuf: &mut BytesMut,
         size: usize,
@@ -239,7 +219,7 @@ mod tests {
 
     /// A buffer holding one received frame of `n` bytes, as the engine leaves it.
     fn filled(pool: &mut RecvBuffers, rbuf: &mut BytesMut, size: usize, n: usize) -> usize {
-        let size = pool.grow(rbuf, size, n, FRESH).unwrap();
+        let size = pool.grow(rbuf, size, n, FRESH, false).unwrap();
         rbuf.extend_from_slice(&vec![0xAB; n]);
         size
     }
@@ -248,7 +228,7 @@ mod tests {
     fn pending_bytes_move_to_the_new_buffer() {
         let mut pool = RecvBuffers::default();
         let mut rbuf = BytesMut::from(&b"partial"[..]);
-        let size = pool.grow(&mut rbuf, 7, 200_000, FRESH).unwrap();
+        let size = pool.grow(&mut rbuf, 7, 200_000, FRESH, false).unwrap();
         assert_eq!(&rbuf[..], b"partial");
         assert!(rbuf.capacity() >= 200_007);
         assert!(size >= 200_007);
@@ -279,18 +259,18 @@ mod tests {
     fn exact_fallible_reservation() {
         let mut pool = RecvBuffers::default();
         let mut rbuf = BytesMut::from(&b"header"[..]);
-        let size = pool.grow(&mut rbuf, 6, 256 << 20, FRESH).unwrap();
+        let size = pool.grow(&mut rbuf, 6, 256 << 20, FRESH, false).unwrap();
         assert_eq!(size, 6 + (256 << 20) + PAGE);
         assert!(rbuf.capacity() >= 6 + (256 << 20));
         assert!(rbuf.capacity() <= size);
         assert_eq!(&rbuf[..], b"header");
         let mut rbuf = BytesMut::new();
         assert_eq!(
-            pool.grow(&mut rbuf, 0, usize::MAX / 2, FRESH),
+            pool.grow(&mut rbuf, 0, usize::MAX / 2, FRESH, false),
             Err(Error::NoMem)
         );
         assert_eq!(
-            pool.grow(&mut BytesMut::from(&b"x"[..]), 1, usize::MAX, FRESH),
+            pool.grow(&mut BytesMut::from(&b"x"[..]), 1, usize::MAX, FRESH, false),
             Err(Error::NoMem)
         );
     }
@@ -303,7 +283,7 @@ mod tests {
         let mut pool = RecvBuffers::default();
         let mut rbuf = BytesMut::new();
         let n = 2 * MAX_KEPT;
-        let size = pool.grow(&mut rbuf, 0, n + 3, FRESH).unwrap();
+        let size = pool.grow(&mut rbuf, 0, n + 3, FRESH, false).unwrap();
         rbuf.extend_from_slice(&vec![0xAB; n]);
         rbuf.extend_from_slice(b"hdr");
         let body = rbuf.split_to(n).freeze();
@@ -355,7 +335,9 @@ mod tests {
         let mut pool = RecvBuffers::default();
         let mut rbuf = BytesMut::new();
         rbuf.extend_from_slice(&header[..8]);
-        let size = pool.grow(&mut rbuf, 8, 2 * (n + HEADER), FRESH).unwrap();
+        let size = pool
+            .grow(&mut rbuf, 8, 2 * (n + HEADER), FRESH, false)
+            .unwrap();
         assert_eq!((&rbuf[..], body_at(&rbuf)), (&header[..8], BODY_AT));
         let base = rbuf.as_ptr() as usize;
 
@@ -367,7 +349,7 @@ mod tests {
         let body = rbuf.split_to(n).freeze();
         rbuf.extend_from_slice(&header[..3]);
         assert!(misplaced(&rbuf));
-        assert_eq!(pool.grow(&mut rbuf, size, n, FRESH).unwrap(), size);
+        assert_eq!(pool.grow(&mut rbuf, size, n, FRESH, false).unwrap(), size);
         assert!(!misplaced(&rbuf));
         assert_eq!((&rbuf[..], body_at(&rbuf)), (&header[..3], BODY_AT));
         // The first body is alive: placed further on in the same buffer.
@@ -379,7 +361,10 @@ mod tests {
         drop(body);
         rbuf.extend_from_slice(&header[3..]);
         let rest = rbuf.capacity() - rbuf.len();
-        assert_eq!(pool.grow(&mut rbuf, size, rest + 1, FRESH).unwrap(), size);
+        assert_eq!(
+            pool.grow(&mut rbuf, size, rest + 1, FRESH, false).unwrap(),
+            size
+        );
         assert_eq!((&rbuf[..], rbuf.as_ptr() as usize), (&header[..], base));
         assert!(!misplaced(&rbuf));
 
@@ -394,12 +379,12 @@ mod tests {
     fn a_body_moved_with_its_first_bytes_is_placed() {
         let mut pool = RecvBuffers::default();
         let mut rbuf = BytesMut::new();
-        let size = pool.grow(&mut rbuf, 0, 100, FRESH).unwrap();
+        let size = pool.grow(&mut rbuf, 0, 100, FRESH, false).unwrap();
         let mut frame = vec![0x02, 0, 0, 0, 0, 0, 4, 0, 0];
         frame.extend((0..50u8).cycle().take(FRESH));
         rbuf.extend_from_slice(&frame[..50]);
         let size = pool
-            .grow_for_body(&mut rbuf, size, frame.len(), FRESH)
+            .grow(&mut rbuf, size, frame.len(), FRESH, true)
             .unwrap();
         assert_eq!(&rbuf[..], &frame[..50]);
         assert_eq!((rbuf.as_ptr() as usize + LONG_HEADER) % PAGE, BODY_AT);
