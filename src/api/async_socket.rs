@@ -55,14 +55,15 @@ use crate::msg::{Metadata, Msg};
 
 /// Operations per unit of tokio's task budget. tokio's budget (128 units a poll) is sized for
 /// its own resources, where a unit is a socket read or a channel receive of a microsecond or
-/// more; a message through a ferromq pipe costs 50-100 ns. What a yield costs is not the
-/// yield but what follows on the multi-thread runtime: the yielded task goes to the back of
-/// its worker's queue and an idle worker is woken to steal it, so the two loops of a spawned
-/// pair change workers and sleep far more often (a yield every 128 messages cost the inproc
-/// pair 10-45% of its throughput; every 1,024 still 2.5x the wake-ups and 12x the context
-/// switches of every 4,096 where the two workers shared a CPU, docs/performance.md). So a
-/// unit is 32 operations of a socket: a task looping over a socket that never waits yields
-/// every 4,096, about 0.2-0.4 ms of work, which is what 128 of tokio's own operations take.
+/// more; a message through a ferromq pipe costs 50-100 ns. What a yield costs is less the
+/// yield than what follows on the multi-thread runtime: the worker turns the I/O driver
+/// before it runs the task again, which can pull the peer's task onto it, and a worker with
+/// two runnable tasks wakes an idle one to steal one; so the two loops of a spawned pair
+/// change workers and hand over through sleeps far more often (a yield every 128 messages
+/// cost the inproc pair 10-45% of its throughput; every 1,024, against every 4,096, 2.8x the
+/// wake-ups and 1.5x the CPU, docs/performance.md). So a unit is 32 operations of a socket:
+/// a task looping over a socket that never waits yields every 4,096, about 0.2-0.4 ms of
+/// work, which is what 128 of tokio's own operations take.
 const OPS_PER_UNIT: u8 = 32;
 
 /// Which operation waits: each keeps its own task's waker.
