@@ -8,9 +8,9 @@
 //! profiler (`perf record`), and writes no docs. `-- --zeromq` adds the pure-Rust zmq.rs as a
 //! third column on the cells it supports (no PAIR, no poll, no inproc) and writes its tables
 //! to their own block (`matrix-zeromq`) and CSV, leaving the two-library matrix alone.
-//! `-- --async` adds ferromq's async API (`AsyncSocket`) as two further columns, driven through
-//! `block_on` on a multi-thread tokio runtime as zmq.rs is, and on a current-thread runtime per
-//! socket; a run with it writes to the `matrix-async` block and CSV, so `--async --zeromq` puts
+//! `-- --async` adds ferromq's async API (`AsyncSocket`) as two further columns: each loop a
+//! `tokio::spawn`ed task on a multi-thread tokio runtime as zmq.rs's are, and each loop one
+//! `block_on` on a current-thread runtime per socket; a run with it writes to the `matrix-async` block and CSV, so `--async --zeromq` puts
 //! blocking ferromq, async ferromq, libzmq and zmq.rs side by side.
 
 use std::io::Write as _;
@@ -390,8 +390,9 @@ fn main() {
         extras.push(NAMES[ZEROMQ]);
         header.push_str(
             " The zmq.rs column is the `zeromq` crate 0.7 on a multi-thread tokio runtime with two \
-             workers, on the cells it supports: a throughput run's send and receive loops are \
-             `tokio::spawn`ed tasks, other calls one `block_on` each.",
+             workers, on the cells it supports: a throughput run's send and receive loops and \
+             latency's echo and timing loops are `tokio::spawn`ed tasks, other calls one \
+             `block_on` each.",
         );
     }
     if o.async_api {
@@ -399,9 +400,10 @@ fn main() {
         header.push_str(
             " The ferromq async columns are `ferromq::AsyncSocket`: `ferromq async` on one \
              multi-thread tokio runtime with two workers, a throughput run's send and receive \
-             loops `tokio::spawn`ed tasks (other calls one `block_on` each, so latency's waits \
-             hop to the harness thread); `ferromq async ct` on a current-thread runtime per \
-             socket, each loop one `block_on`.",
+             loops and latency's echo and timing loops `tokio::spawn`ed tasks that own their \
+             sockets, the harness threads only joining them (PUB/SUB's latency, whose warm-up \
+             the harness drives, and set-up are one `block_on` per call); `ferromq async ct` on \
+             a current-thread runtime per socket, each loop one `block_on`.",
         );
     }
     let md = report::markdown(&rows, NAMES[FERROMQ], NAMES[LIBZMQ], &extras, &header);

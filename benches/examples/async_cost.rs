@@ -16,7 +16,10 @@
 //! tasks on one multi-thread runtime with two workers, joined from the main thread, the
 //! bench's `ferromq async` since; `async-spawn1` the same on one worker; `async-spawn-free` the
 //! two workers with both loops `coop::unconstrained`, so they never yield for the budget and
-//! what waits remain are the socket's own). Instructions per message are the difference of two counts
+//! what waits remain are the socket's own). `lat-blocking` and `lat-spawn` (`lat-spawn1` on one
+//! worker) are latency's ping-pong instead, `count` round trips, the echo a thread or a spawned
+//! task and the timing side the main thread or another task; they print the mean one-way time.
+//! Instructions per message are the difference of two counts
 //! divided by the difference of their message counts, so set-up and teardown cancel out.
 
 use std::time::Instant;
@@ -150,15 +153,63 @@ fn run(mode: &str, transport: &str, count: usize) -> Result<(), Error> {
             drop(rx.expect("receiver task")?);
             drop(tx.expect("sender task")?);
         }
+        "lat-blocking" => {
+            let echo = std::thread::spawn(move || {
+                for _ in 0..count {
+                    let m = rx.recv(RecvFlags::empty())?;
+                    rx.send_slice(m.as_slice(), SendFlags::empty())?;
+                }
+                Ok::<Socket, Error>(rx)
+            });
+            let payload = [7u8; SIZE];
+            for _ in 0..count {
+                tx.send_slice(&payload, SendFlags::empty())?;
+                tx.recv(RecvFlags::empty())?;
+            }
+            drop(echo.join().expect("echo")?);
+        }
+        "lat-spawn" | "lat-spawn1" => {
+            let rt = runtime(if mode == "lat-spawn1" { 1 } else { 2 });
+            let (mut rx, mut tx) = {
+                let _in = rt.enter();
+                (AsyncSocket::new(rx)?, AsyncSocket::new(tx)?)
+            };
+            let echo = rt.spawn(async move {
+                for _ in 0..count {
+                    let m = rx.recv().await?;
+                    rx.send_slice(m.as_slice(), SendFlags::empty()).await?;
+                }
+                Ok::<Socket, Error>(rx.into_inner())
+            });
+            let ping = rt.spawn(async move {
+                let payload = [7u8; SIZE];
+                for _ in 0..count {
+                    tx.send_slice(&payload, SendFlags::empty()).await?;
+                    tx.recv().await?;
+                }
+                Ok::<Socket, Error>(tx.into_inner())
+            });
+            let (rx, tx) = rt.block_on(async { (echo.await, ping.await) });
+            drop(rx.expect("echo task")?);
+            drop(tx.expect("ping task")?);
+        }
         other => panic!(
-            "unknown mode {other}: blocking, async-ct, async-mt, async-spawn(1), async-spawn-free"
+            "unknown mode {other}: blocking, async-ct, async-mt, async-spawn(1), \
+             async-spawn-free, lat-blocking, lat-spawn(1)"
         ),
     }
     let secs = start.elapsed().as_secs_f64();
-    println!(
-        "{mode} {transport} {count} x {SIZE} B: {:.0} msg/s",
-        count as f64 / secs
-    );
+    if mode.starts_with("lat-") {
+        println!(
+            "{mode} {transport} {count} x {SIZE} B: {:.2} us one way",
+            secs * 1e6 / count as f64 / 2.0
+        );
+    } else {
+        println!(
+            "{mode} {transport} {count} x {SIZE} B: {:.0} msg/s",
+            count as f64 / secs
+        );
+    }
     Ok(())
 }
 

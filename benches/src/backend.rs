@@ -5,6 +5,7 @@
 //! buffer into a fresh message on send (what `zmq_send` does) and receive into a reused message.
 
 use std::fmt;
+use std::time::{Duration, Instant};
 
 /// The socket kinds the matrix uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,5 +89,42 @@ pub trait Backend: Send + Sync + Sized + 'static {
             crate::matrix::recv_msg::<Self>(socket, poll)?;
         }
         Ok(())
+    }
+
+    /// Latency's echoing side: `roundtrips` times, receives a whole message (polling before
+    /// with `poll`) and sends `envelope` (if any) then `payload` back. An async library
+    /// overrides it to run the loop as one task, as [`Backend::send_burst`].
+    fn echo(
+        socket: &mut Self::Socket,
+        envelope: Option<&[u8]>,
+        payload: &[u8],
+        roundtrips: usize,
+        poll: bool,
+    ) -> BenchResult<()> {
+        for _ in 0..roundtrips {
+            crate::matrix::recv_msg::<Self>(socket, poll)?;
+            crate::matrix::send_msg::<Self>(socket, envelope, payload)?;
+        }
+        Ok(())
+    }
+
+    /// Latency's timing side: `roundtrips` times, sends `envelope` (if any) then `payload`
+    /// and receives the whole reply; returns each round trip's time. Overridden as
+    /// [`Backend::echo`] is.
+    fn ping(
+        socket: &mut Self::Socket,
+        envelope: Option<&[u8]>,
+        payload: &[u8],
+        roundtrips: usize,
+        poll: bool,
+    ) -> BenchResult<Vec<Duration>> {
+        let mut times = Vec::with_capacity(roundtrips);
+        for _ in 0..roundtrips {
+            let start = Instant::now();
+            crate::matrix::send_msg::<Self>(socket, envelope, payload)?;
+            crate::matrix::recv_msg::<Self>(socket, poll)?;
+            times.push(start.elapsed());
+        }
+        Ok(times)
     }
 }

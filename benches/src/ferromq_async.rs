@@ -9,13 +9,15 @@
 //! harness thread only starts and joins them. `ferromq async ct` gives each socket its own
 //! current-thread runtime (`#[tokio::main(flavor = "current_thread")]` in a program) and runs
 //! the loop under its `block_on`, so the thread that waits is the one polling the reactor.
-//! The other calls (set-up, latency's ping-pong) are one `block_on` each on the socket's
-//! runtime: on the multi-thread runtime each of latency's waits is a hop from a worker to the
-//! harness thread, which its latency column pays. The sockets and their options are ferromq's
+//! Latency's echo and timing loops run the same way ([`Backend::echo`], [`Backend::ping`]):
+//! each a task that owns its socket, the timing task reading the clock around each round trip.
+//! The other calls (set-up, PUB/SUB's latency, whose warm-up the harness drives) are one
+//! `block_on` each on the socket's runtime. The sockets and their options are ferromq's
 //! own; only the waiting goes through tokio. No poll (the async API has none), so
 //! ROUTER_ROUTER_POLL is skipped ([`FerromqAsync::supports`]).
 
 use std::future::Future;
+use std::time::{Duration, Instant};
 
 use ferromq::{AsyncSocket, Context, Error, SendFlags, Socket, SocketType};
 use tokio::runtime::{Builder, Handle, Runtime};
@@ -238,15 +240,72 @@ impl<const C: bool> Backend for FerromqAsync<C> {
             (socket, received)
         })
     }
+
+    /// The echo's loop is one task (multi-thread runtime) or one `block_on` (current-thread),
+    /// as a burst.
+    fn echo(
+        s: &mut FerromqAsyncSocket,
+        envelope: Option<&[u8]>,
+        payload: &[u8],
+        roundtrips: usize,
+        poll: bool,
+    ) -> BenchResult<()> {
+        if poll {
+            return Err(BenchError("ferromq async: no poll".into()));
+        }
+        let envelope = envelope.map(<[u8]>::to_vec);
+        let payload = payload.to_vec();
+        burst(s, move |mut socket| async move {
+            let echoed = async {
+                for _ in 0..roundtrips {
+                    recv_one(&mut socket).await?;
+                    send_one(&mut socket, envelope.as_deref(), &payload).await?;
+                }
+                Ok(())
+            }
+            .await;
+            (socket, echoed)
+        })
+    }
+
+    /// The timing side's loop, likewise: the task reads the clock and hands the times back.
+    fn ping(
+        s: &mut FerromqAsyncSocket,
+        envelope: Option<&[u8]>,
+        payload: &[u8],
+        roundtrips: usize,
+        poll: bool,
+    ) -> BenchResult<Vec<Duration>> {
+        if poll {
+            return Err(BenchError("ferromq async: no poll".into()));
+        }
+        let envelope = envelope.map(<[u8]>::to_vec);
+        let payload = payload.to_vec();
+        burst(s, move |mut socket| async move {
+            let timed = async {
+                let mut times = Vec::with_capacity(roundtrips);
+                for _ in 0..roundtrips {
+                    let start = Instant::now();
+                    send_one(&mut socket, envelope.as_deref(), &payload).await?;
+                    recv_one(&mut socket).await?;
+                    times.push(start.elapsed());
+                }
+                Ok(times)
+            }
+            .await;
+            (socket, timed)
+        })
+    }
 }
 
-/// Runs a burst as one future under one deadline (the receive timeout for each of a burst's
-/// messages would arm and cancel a timer at every wait, a cost no blocking call pays): four
-/// receive timeouts, as the harness gives a PUB/SUB receiver to finish. On the multi-thread
-/// runtime the future is a spawned task, which owns the socket and hands it back.
-fn burst<F>(s: &mut FerromqAsyncSocket, run: impl FnOnce(AsyncSocket) -> F) -> BenchResult<()>
+/// Runs a burst (or latency's loop) as one future under one deadline (the receive timeout
+/// for each of a burst's messages would arm and cancel a timer at every wait, a cost no blocking
+/// call pays): four receive timeouts, as the harness gives a PUB/SUB receiver to finish. On the
+/// multi-thread runtime the future is a spawned task, which owns the socket and hands it back.
+fn burst<F, T>(s: &mut FerromqAsyncSocket, run: impl FnOnce(AsyncSocket) -> F) -> BenchResult<T>
 where
-    F: Future<Output = (AsyncSocket, BenchResult<()>)> + Send + 'static,
+    F: Future<Output = (AsyncSocket, BenchResult<T>)> + Send + 'static,
+    T: Send + 'static,
 {
     let limit = std::time::Duration::from_millis(crate::RECV_TIMEOUT_MS as u64 * 4);
     let task = run(s.socket.take().ok_or_else(gone)?);
@@ -263,8 +322,45 @@ where
     result
 }
 
-/// `count` messages in one task; a send the peer cannot take yet (EHOSTUNREACH on a mandatory
-/// ROUTER) is retried after a millisecond, as the blocking harness does.
+/// One message, `envelope` (if any) then `payload`; a send the peer cannot take yet
+/// (EHOSTUNREACH on a mandatory ROUTER) is retried after a millisecond, as the blocking
+/// harness does.
+async fn send_one(
+    socket: &mut AsyncSocket,
+    envelope: Option<&[u8]>,
+    payload: &[u8],
+) -> BenchResult<()> {
+    let mut waited = 0;
+    loop {
+        let sent = match envelope {
+            Some(id) => match socket.send_slice(id, SendFlags::SNDMORE).await {
+                Ok(()) => socket.send_slice(payload, SendFlags::empty()).await,
+                Err(e) => Err(e),
+            },
+            None => socket.send_slice(payload, SendFlags::empty()).await,
+        };
+        match sent.map_err(Error::from) {
+            Ok(()) => return Ok(()),
+            Err(Error::HostUnreachable) if waited < crate::RECV_TIMEOUT_MS => {
+                waited += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            }
+            Err(e) => return Err(err("send", e)),
+        }
+    }
+}
+
+/// One whole message.
+async fn recv_one(socket: &mut AsyncSocket) -> BenchResult<()> {
+    loop {
+        let part = socket.recv().await.map_err(|e| err("recv", e))?;
+        if !part.more {
+            return Ok(());
+        }
+    }
+}
+
+/// `count` messages in one task.
 async fn send_all(
     socket: &mut AsyncSocket,
     envelope: Option<&[u8]>,
@@ -272,24 +368,7 @@ async fn send_all(
     count: usize,
 ) -> BenchResult<()> {
     for _ in 0..count {
-        let mut waited = 0;
-        loop {
-            let sent = match envelope {
-                Some(id) => match socket.send_slice(id, SendFlags::SNDMORE).await {
-                    Ok(()) => socket.send_slice(payload, SendFlags::empty()).await,
-                    Err(e) => Err(e),
-                },
-                None => socket.send_slice(payload, SendFlags::empty()).await,
-            };
-            match sent.map_err(Error::from) {
-                Ok(()) => break,
-                Err(Error::HostUnreachable) if waited < crate::RECV_TIMEOUT_MS => {
-                    waited += 1;
-                    tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-                }
-                Err(e) => return Err(err("send", e)),
-            }
-        }
+        send_one(socket, envelope, payload).await?;
     }
     Ok(())
 }
@@ -297,12 +376,7 @@ async fn send_all(
 /// `count` whole messages in one task.
 async fn recv_all(socket: &mut AsyncSocket, count: usize) -> BenchResult<()> {
     for _ in 0..count {
-        loop {
-            let part = socket.recv().await.map_err(|e| err("recv", e))?;
-            if !part.more {
-                break;
-            }
-        }
+        recv_one(socket).await?;
     }
     Ok(())
 }

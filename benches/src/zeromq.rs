@@ -5,12 +5,14 @@
 //! made. So this adapter makes the socket at bind or connect time, drives each call with
 //! `block_on` on one shared tokio runtime (what a blocking caller of zmq.rs has to do), gathers
 //! frames into the whole messages its API sends and receives, and applies the harness's receive
-//! timeout itself. A throughput run's send and receive loops are `tokio::spawn`ed tasks on that
-//! runtime (two workers), as ferromq's async column runs them, so the two are compared in the
+//! timeout itself. A throughput run's send and receive loops, and latency's echo and timing
+//! loops, are `tokio::spawn`ed tasks on that runtime (two workers), as ferromq's async column
+//! runs them, so the two are compared in the
 //! way a tokio service would use them. The cells it cannot run are skipped ([`Zeromq::supports`],
 //! [`Zeromq::measures_throughput`]).
 
 use std::collections::VecDeque;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use tokio::runtime::{Handle, Runtime};
@@ -249,8 +251,7 @@ impl Backend for Zeromq {
         Err(err("poll", "not supported"))
     }
 
-    /// The loop is a task that owns the socket; a peer not connected yet is retried after a
-    /// millisecond, as the blocking harness does.
+    /// The loop is a task that owns the socket.
     fn send_burst(
         s: &mut ZeromqSocket,
         envelope: Option<&[u8]>,
@@ -265,29 +266,7 @@ impl Backend for Zeromq {
         burst(s, move |mut inner| async move {
             let sent = async {
                 for _ in 0..count {
-                    let mut waited = 0;
-                    loop {
-                        // A fresh copy of the payload each message, as `send` makes.
-                        let mut frames: Vec<Bytes> = envelope.iter().cloned().collect();
-                        frames.push(Bytes::copy_from_slice(&payload));
-                        let msg = ZmqMessage::try_from(frames).map_err(|e| err("message", e))?;
-                        let sent = match &mut inner {
-                            Inner::Pub(x) => x.send(msg).await,
-                            Inner::Dealer(x) => x.send(msg).await,
-                            Inner::Router(x) => x.send(msg).await,
-                            Inner::Req(x) => x.send(msg).await,
-                            Inner::Rep(x) => x.send(msg).await,
-                            Inner::Sub(_) => return Err(err("send", "SUB cannot send")),
-                        };
-                        match sent {
-                            Ok(()) => break,
-                            Err(ZmqError::Other(_)) if waited < crate::RECV_TIMEOUT_MS => {
-                                waited += 1;
-                                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-                            }
-                            Err(e) => return Err(err("send", e)),
-                        }
-                    }
+                    send_one(&mut inner, envelope.as_ref(), &payload).await?;
                 }
                 Ok(())
             }
@@ -306,15 +285,7 @@ impl Backend for Zeromq {
         burst(s, move |mut inner| async move {
             let received = async {
                 for _ in 0..count {
-                    match &mut inner {
-                        Inner::Sub(x) => x.recv().await,
-                        Inner::Dealer(x) => x.recv().await,
-                        Inner::Router(x) => x.recv().await,
-                        Inner::Req(x) => x.recv().await,
-                        Inner::Rep(x) => x.recv().await,
-                        Inner::Pub(_) => return Err(err("recv", "PUB cannot receive")),
-                    }
-                    .map_err(|e| err("recv", e))?;
+                    recv_one(&mut inner).await?;
                 }
                 Ok(())
             }
@@ -322,13 +293,116 @@ impl Backend for Zeromq {
             (inner, received)
         })
     }
+
+    /// Latency's echo loop is a task too, as ferromq's async column runs it.
+    fn echo(
+        s: &mut ZeromqSocket,
+        envelope: Option<&[u8]>,
+        payload: &[u8],
+        roundtrips: usize,
+        poll: bool,
+    ) -> BenchResult<()> {
+        if poll {
+            return Err(err("poll", "not supported"));
+        }
+        if !s.outgoing.is_empty() || !s.incoming.is_empty() {
+            return Err(err("echo", "a loop after a partial message"));
+        }
+        let envelope = envelope.map(Bytes::copy_from_slice);
+        let payload = payload.to_vec();
+        burst(s, move |mut inner| async move {
+            let echoed = async {
+                for _ in 0..roundtrips {
+                    recv_one(&mut inner).await?;
+                    send_one(&mut inner, envelope.as_ref(), &payload).await?;
+                }
+                Ok(())
+            }
+            .await;
+            (inner, echoed)
+        })
+    }
+
+    /// The timing side's loop, likewise: the task reads the clock and hands the times back.
+    fn ping(
+        s: &mut ZeromqSocket,
+        envelope: Option<&[u8]>,
+        payload: &[u8],
+        roundtrips: usize,
+        poll: bool,
+    ) -> BenchResult<Vec<Duration>> {
+        if poll {
+            return Err(err("poll", "not supported"));
+        }
+        if !s.outgoing.is_empty() || !s.incoming.is_empty() {
+            return Err(err("ping", "a loop after a partial message"));
+        }
+        let envelope = envelope.map(Bytes::copy_from_slice);
+        let payload = payload.to_vec();
+        burst(s, move |mut inner| async move {
+            let timed = async {
+                let mut times = Vec::with_capacity(roundtrips);
+                for _ in 0..roundtrips {
+                    let start = Instant::now();
+                    send_one(&mut inner, envelope.as_ref(), &payload).await?;
+                    recv_one(&mut inner).await?;
+                    times.push(start.elapsed());
+                }
+                Ok(times)
+            }
+            .await;
+            (inner, timed)
+        })
+    }
+}
+
+/// One message, `envelope` (if any) then a fresh copy of `payload` (as `send` makes); a peer
+/// not connected yet is retried after a millisecond, as the blocking harness does.
+async fn send_one(inner: &mut Inner, envelope: Option<&Bytes>, payload: &[u8]) -> BenchResult<()> {
+    let mut waited = 0;
+    loop {
+        let mut frames: Vec<Bytes> = envelope.into_iter().cloned().collect();
+        frames.push(Bytes::copy_from_slice(payload));
+        let msg = ZmqMessage::try_from(frames).map_err(|e| err("message", e))?;
+        let sent = match inner {
+            Inner::Pub(x) => x.send(msg).await,
+            Inner::Dealer(x) => x.send(msg).await,
+            Inner::Router(x) => x.send(msg).await,
+            Inner::Req(x) => x.send(msg).await,
+            Inner::Rep(x) => x.send(msg).await,
+            Inner::Sub(_) => return Err(err("send", "SUB cannot send")),
+        };
+        match sent {
+            Ok(()) => return Ok(()),
+            Err(ZmqError::Other(_)) if waited < crate::RECV_TIMEOUT_MS => {
+                waited += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            }
+            Err(e) => return Err(err("send", e)),
+        }
+    }
+}
+
+/// One whole message.
+async fn recv_one(inner: &mut Inner) -> BenchResult<()> {
+    match inner {
+        Inner::Sub(x) => x.recv().await,
+        Inner::Dealer(x) => x.recv().await,
+        Inner::Router(x) => x.recv().await,
+        Inner::Req(x) => x.recv().await,
+        Inner::Rep(x) => x.recv().await,
+        Inner::Pub(_) => return Err(err("recv", "PUB cannot receive")),
+    }
+    .map(drop)
+    .map_err(|e| err("recv", e))
 }
 
 /// Runs a burst as a task that owns the socket and hands it back, under one deadline of four
 /// receive timeouts (as the harness gives a PUB/SUB receiver to finish).
-fn burst<F>(s: &mut ZeromqSocket, run: impl FnOnce(Inner) -> F) -> BenchResult<()>
+fn burst<F, T>(s: &mut ZeromqSocket, run: impl FnOnce(Inner) -> F) -> BenchResult<T>
 where
-    F: std::future::Future<Output = (Inner, BenchResult<()>)> + Send + 'static,
+    F: std::future::Future<Output = (Inner, BenchResult<T>)> + Send + 'static,
+    T: Send + 'static,
 {
     s.made()?;
     let inner = s.inner.take().ok_or_else(|| err("socket", "not made"))?;
