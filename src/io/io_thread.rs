@@ -184,7 +184,8 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
             return;
         }
         for (token, mut engine) in adopt.drain(..) {
-            let interest = Interest::READABLE | Interest::WRITABLE;
+            // Writable readiness only once a write is refused (`Engine::interest_change`).
+            let interest = Interest::READABLE;
             if poll
                 .registry()
                 .register(&mut engine.stream, Token(token), interest)
@@ -246,7 +247,20 @@ impl Engines {
         let Some(engine) = self.engines.get_mut(&token) else {
             return;
         };
-        match engine.run(&mut self.spares) {
+        let step = engine.run(&mut self.spares);
+        if step != Step::Done
+            && let Some(interest) = engine.interest_change()
+            && poll
+                .registry()
+                .reregister(&mut engine.stream, Token(token), interest)
+                .is_err()
+        {
+            // Unregistered, it would never hear from its stream again: end it as a broken
+            // connection, so a connecting socket reconnects.
+            self.finish(poll, token);
+            return;
+        }
+        match step {
             Step::Idle => {
                 if !self.deadlines.is_empty() {
                     self.deadlines.remove(token);
@@ -260,13 +274,15 @@ impl Engines {
                     self.again.push(token);
                 }
             }
-            Step::Done => {
-                self.deadlines.remove(token);
-                if let Some(mut engine) = self.engines.remove(&token) {
-                    let _ = poll.registry().deregister(&mut engine.stream);
-                    engine.finish();
-                }
-            }
+            Step::Done => self.finish(poll, token),
+        }
+    }
+
+    fn finish(&mut self, poll: &Poll, token: usize) {
+        self.deadlines.remove(token);
+        if let Some(mut engine) = self.engines.remove(&token) {
+            let _ = poll.registry().deregister(&mut engine.stream);
+            engine.finish();
         }
     }
 }

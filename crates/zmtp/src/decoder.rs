@@ -72,8 +72,7 @@ impl FrameDecoder {
         if buf.len() < total {
             return Ok(Decoded::NeedMore(total - buf.len()));
         }
-        buf.advance(header_len);
-        let body = take_body(buf, body_len);
+        let body = take_body(buf, header_len, body_len);
         Ok(Decoded::Frame(Frame {
             body,
             more: flags & MORE != 0,
@@ -87,17 +86,26 @@ impl FrameDecoder {
     }
 }
 
-/// Cuts a frame's body off the front of `buf`. An empty body is `Bytes::new()`, not a
-/// zero-length slice: a slice holds a reference to the whole read buffer, and an empty
-/// frame (the delimiter REQ, REP and DEALER put before every message) waiting in a pipe then
-/// keeps the reader from reusing that buffer. With 256 KiB messages over REQ/REP the engine
-/// alternated between two 256 KiB buffers, so every body was received into memory last
-/// touched two round trips before, out of the CPU's cache (issue 18).
-pub(crate) fn take_body(buf: &mut BytesMut, len: usize) -> Bytes {
+/// Cuts a frame (a `header`-byte header, then a `len`-byte body) off the front of `buf` and
+/// returns the body. An empty body is `Bytes::new()`, not a zero-length slice: a slice holds
+/// a reference to the whole read buffer, and an empty frame (the delimiter REQ, REP and
+/// DEALER put before every message) waiting in a pipe then keeps the reader from reusing that
+/// buffer. With 256 KiB messages over REQ/REP the engine alternated between two 256 KiB
+/// buffers, so every body was received into memory last touched two round trips before, out
+/// of the CPU's cache (issue 18).
+///
+/// The whole frame is split off and its header skipped in the frozen `Bytes`, whose advance
+/// is a pointer bump, rather than advancing the `BytesMut` past the header first, whose
+/// advance checks its representation: about 20 fewer instructions per frame on the
+/// receiving I/O thread (issue 18, callgrind on `local_thr` 64 B).
+pub(crate) fn take_body(buf: &mut BytesMut, header: usize, len: usize) -> Bytes {
     if len == 0 {
+        buf.advance(header);
         Bytes::new()
     } else {
-        buf.split_to(len).freeze()
+        let mut frame = buf.split_to(header + len).freeze();
+        frame.advance(header);
+        frame
     }
 }
 

@@ -12,7 +12,7 @@
 //! (src/zmtp_engine.cpp `handshake_v1_0_unversioned`). A peer that sends a signature with
 //! revision 0 ("versioned 1.0") sends a socket-type octet and then the same framing.
 
-use bytes::{Buf, BufMut, BytesMut};
+use bytes::{BufMut, BytesMut};
 
 use crate::decoder::{body_len, Decoded};
 use crate::error::FrameError;
@@ -75,8 +75,7 @@ impl V1Decoder {
             return Ok(Decoded::NeedMore(total - buf.len()));
         }
         let flags = buf[size_len];
-        buf.advance(size_len + 1);
-        let body = crate::decoder::take_body(buf, body_len);
+        let body = crate::decoder::take_body(buf, size_len + 1, body_len);
         Ok(Decoded::Frame(Frame::message(body, flags & MORE != 0)))
     }
 }
