@@ -101,9 +101,10 @@ impl BodyPool {
         let fits = (n.saturating_sub(LOOK_AT)..n)
             .rev()
             .find(|&i| (size..=size.saturating_mul(2)).contains(&free.bodies[i].len()));
-        // Spare pieces made with a fresh body count as in flight for the cap on what is
-        // kept: they were made for the burst under way.
-        let mut spare_bytes = 0;
+        // A fresh body and the spare pieces made with it count as in flight for the cap on
+        // what is kept (they were made for the burst under way), with what was in flight
+        // when none was free: bodies given back while the lock was released were part of it.
+        let mut made = 0;
         let memory = match fits.and_then(|i| free.bodies.remove(i)) {
             Some(memory) => {
                 free.bytes -= memory.len();
@@ -117,14 +118,15 @@ impl BodyPool {
                 drop(free);
                 let (memory, spare) = fresh(size, live)?;
                 free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
-                spare_bytes = spare.iter().map(Memory::len).sum::<usize>();
+                let spare_bytes = spare.iter().map(Memory::len).sum::<usize>();
+                made = live + memory.len() + spare_bytes;
                 free.bytes += spare_bytes;
                 free.bodies.extend(spare);
                 memory
             }
         };
         free.live += memory.len();
-        free.peak = free.peak.max(free.live + spare_bytes);
+        free.peak = free.peak.max(free.live).max(made);
         drop(free);
         Ok(Bytes::from_owner(PooledBody {
             memory,
