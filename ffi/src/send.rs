@@ -153,7 +153,7 @@ pub unsafe extern "C" fn zmq_msg_send(msg: *mut zmq_msg_t, s: *mut c_void, flags
         unsafe { socket(s) }?;
         // SAFETY: forwarded caller contract; the view ends before the slot is rewritten.
         let cell = unsafe { cell::get_mut(msg) }?;
-        let body = core::mem::take(&mut cell.body);
+        let body = cell.take_body();
         let size = body.len();
         // SAFETY: forwarded caller contract.
         if let Err((errno, refused)) = unsafe { send_msg(s, Msg::new(body), flags) } {

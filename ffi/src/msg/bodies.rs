@@ -26,33 +26,68 @@ thread_local! {
     static POOL: Arc<BodyPool> = Arc::new(BodyPool::default());
 }
 
+/// [`body_into`] returning the body (for tests: `zmq_msg_init_size` places it in the message).
+#[cfg(test)]
+pub fn body(size: usize) -> Result<Bytes, Errno> {
+    let mut body = core::mem::MaybeUninit::<Bytes>::uninit();
+    // SAFETY: `body` is writable, and read only once `body_into` has written it (`Ok`).
+    unsafe {
+        body_into(body.as_mut_ptr(), size)?;
+        Ok(body.assume_init())
+    }
+}
+
 /// A body of `size` bytes for the caller to fill through `zmq_msg_data`, not filled per
 /// message (it holds a previous message's bytes or zeros, as libzmq's `malloc`ed body holds
-/// whatever it holds); `ENOMEM` when it cannot be allocated.
-pub fn body(size: usize) -> Result<Bytes, Errno> {
+/// whatever it holds), written to `dst`; `ENOMEM` when it cannot be allocated.
+///
+/// Written rather than returned: a returned `Bytes` went through a copy on
+/// the stack, stored in pieces and read back by `zmq_msg_init_size` with wide loads, which
+/// wait for those stores to complete (no store forwarding across pieces): about half of
+/// `zmq_msg_init_size`'s own samples in `inproc_thr 64` (issue 18, session 15).
+///
+/// # Safety
+/// `dst` is valid for writing a `Bytes`; what it held is overwritten, not dropped.
+#[inline(always)]
+pub unsafe fn body_into(dst: *mut Bytes, size: usize) -> Result<(), Errno> {
     if size == 0 {
-        return Ok(Bytes::new());
+        // SAFETY: forwarded caller contract.
+        unsafe { dst.write(Bytes::new()) };
+        return Ok(());
     }
-    let recycled = BODIES
+    let placed = BODIES
         .try_with(|bodies| {
-            let mut bodies = bodies.try_borrow_mut().ok()?;
-            let buf = bodies.room(size)?;
+            let Ok(mut bodies) = bodies.try_borrow_mut() else {
+                return false;
+            };
+            let Some(buf) = bodies.room(size) else {
+                return false;
+            };
             // SAFETY: `room` leaves at least `size` bytes of capacity, within a buffer that
             // was zeroed when it was made (`SendBuffers::room`) and never de-initialised since,
             // so the bytes are initialised: a previous message's, or zeros. As with libzmq's
             // `malloc`ed body, they are the C caller's to overwrite through `zmq_msg_data`.
             unsafe { buf.set_len(size) };
-            Some(buf.split().freeze())
+            // SAFETY: forwarded caller contract.
+            unsafe { dst.write(buf.split().freeze()) };
+            true
         })
-        .ok()
-        .flatten();
-    match recycled {
-        Some(body) => Ok(body),
-        None => POOL
-            .try_with(|pool| pool.body(size))
-            // The thread is exiting (a destructor sends): a pool of this body's own.
-            .unwrap_or_else(|_| Arc::new(BodyPool::default()).body(size)),
+        .unwrap_or(false);
+    if !placed {
+        let body = pooled(size)?;
+        // SAFETY: forwarded caller contract.
+        unsafe { dst.write(body) };
     }
+    Ok(())
+}
+
+/// A body from the thread's pool, for when its recycled buffers cannot hold one.
+#[cold]
+#[inline(never)]
+fn pooled(size: usize) -> Result<Bytes, Errno> {
+    POOL.try_with(|pool| pool.body(size))
+        // The thread is exiting (a destructor sends): a pool of this body's own.
+        .unwrap_or_else(|_| Arc::new(BodyPool::default()).body(size))
 }
 
 #[cfg(test)]

@@ -39,11 +39,8 @@ pub unsafe extern "C" fn zmq_msg_init(msg: *mut zmq_msg_t) -> c_int {
 /// As for [`zmq_msg_init`].
 #[no_mangle]
 pub unsafe extern "C" fn zmq_msg_init_size(msg: *mut zmq_msg_t, size: usize) -> c_int {
-    guard(|| {
-        let cell = MsgCell::with_size(size)?;
-        // SAFETY: forwarded caller contract.
-        unsafe { cell::put(msg, cell) }.map(|()| 0)
-    })
+    // SAFETY: forwarded caller contract.
+    guard(|| unsafe { cell::put_sized(msg, size) }.map(|()| 0))
 }
 
 /// Wraps the caller's buffer without copying. `ffn(data, hint)` is called exactly once, when the
