@@ -10,7 +10,6 @@
 //! is refused, unless ROUTER_HANDOVER, which gives the new peer the id and the old one a
 //! generated id.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -21,19 +20,18 @@ use crate::io::peer::{Peer, PipeId};
 use crate::msg::Msg;
 use crate::option::Options;
 use crate::pattern::fq::FairQueue;
-use crate::pattern::peer_set::{unmap, PeerSet, Route, RoutingIds};
+use crate::pattern::peer_set::PeerSet;
+use crate::pattern::routing_ids::RoutingIds;
 use crate::pattern::{Pattern, SendResult};
-
-use super::id_hash::IdHashState;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Outbound {
     /// The next frame is a routing id.
     Idle,
-    /// The rest of the message goes to the pipe `id`, at `slot` when the message started
-    /// (commands processed between two frames may attach or detach peers and move slots, so
-    /// the slot is checked against the pipe before use).
-    To { slot: usize, id: PipeId },
+    /// The rest of the message goes to the pipe `id`, at `slot` when the peer set's move
+    /// count was `moves` (commands processed between two frames may attach or detach peers
+    /// and move slots, so a changed count sends the slot to be checked against the pipe).
+    To { slot: usize, id: PipeId, moves: u64 },
     /// The rest of the message is discarded.
     Dropping,
 }
@@ -59,7 +57,7 @@ impl Router {
     pub(crate) fn new() -> Router {
         Router {
             peers: PeerSet::default(),
-            by_id: HashMap::with_hasher(IdHashState::new()),
+            by_id: RoutingIds::new(),
             fq: FairQueue::default(),
             outbound: Outbound::Idle,
             pending: None,
@@ -93,22 +91,22 @@ impl Router {
             if let Some(old) = self.peers.get_mut(holder) {
                 old.routing_id = Some(fresh.clone());
             }
-            self.by_id.insert(fresh, Route::new(holder));
+            self.by_id.insert(&fresh, holder);
         }
         let Some(peer) = self.peers.get_mut(id) else {
             return;
         };
         if let Some(previous) = peer.routing_id.replace(rid.clone()) {
-            unmap(&mut self.by_id, id, &previous);
+            self.by_id.unmap(id, &previous);
         }
-        self.by_id.insert(rid, Route::new(id));
+        self.by_id.insert(&rid, id);
         self.peers.activate_reader(id);
     }
 
     /// Removes a peer (dropping its pipes closes the connection) and its routing id.
     fn forget(&mut self, id: PipeId) {
         if let Some(rid) = self.peers.remove(id).and_then(|p| p.routing_id) {
-            unmap(&mut self.by_id, id, &rid);
+            self.by_id.unmap(id, &rid);
         }
     }
 }
@@ -164,14 +162,17 @@ impl Pattern for Router {
                     // A lone routing id frame carries nothing: libzmq drops it.
                     return Ok(());
                 }
+                // The route gives the slot and the pipe id without reading the peer, whose
+                // writer is then the only line of it this message touches.
                 let target = self.by_id.get(&frame).and_then(|r| {
                     let slot = self.peers.route(r)?;
-                    Some((slot, &self.peers[slot]))
+                    Some((slot, r.id, &self.peers[slot]))
                 });
                 match target {
-                    Some((slot, p)) if !p.out.is_closed() => {
+                    Some((slot, id, p)) if !p.out.is_closed() => {
                         if p.out.can_write() {
-                            self.outbound = Outbound::To { slot, id: p.id };
+                            let moves = self.peers.moves();
+                            self.outbound = Outbound::To { slot, id, moves };
                         } else if options.router_mandatory {
                             return Err((Error::Again, frame));
                         } else {
@@ -185,15 +186,20 @@ impl Pattern for Router {
                 }
                 Ok(())
             }
-            Outbound::To { slot, id } => {
-                match self.peers.find(slot, id) {
+            Outbound::To { slot, id, moves } => {
+                match self.peers.still(slot, id, moves) {
                     Some(at) => {
                         let p = &mut self.peers[at];
                         let _ = p.out.try_write(frame, more);
                         if !more {
                             p.out.flush();
                         }
-                        self.outbound = Outbound::To { slot: at, id };
+                        let moves = self.peers.moves();
+                        self.outbound = Outbound::To {
+                            slot: at,
+                            id,
+                            moves,
+                        };
                     }
                     // The peer left mid-message: the rest is discarded.
                     None => self.outbound = Outbound::Dropping,
@@ -336,7 +342,7 @@ mod tests {
         o.router_handover = true;
         let _c = attach(&mut r, 3, &o);
         r.identify(3, meta(b"X"), &o);
-        assert_eq!(r.by_id[&Bytes::from_static(b"X")].id, 3);
+        assert_eq!(r.by_id.get(b"X").map(|route| route.id), Some(3));
         assert_eq!(r.peers.len(), 2);
         assert_map_matches_peers(&r);
     }
@@ -345,9 +351,9 @@ mod tests {
     fn assert_map_matches_peers(r: &Router) {
         let identified = r.peers.iter().filter(|p| p.routing_id.is_some()).count();
         assert_eq!(r.by_id.len(), identified);
-        for (rid, route) in &r.by_id {
+        for (rid, route) in r.by_id.iter() {
             assert_eq!(
-                r.peers.get(route.id).unwrap().routing_id.as_ref(),
+                r.peers.get(route.id).unwrap().routing_id.as_deref(),
                 Some(rid)
             );
         }

@@ -180,3 +180,32 @@ impl<T> fmt::Debug for Reader<T> {
         }
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    struct Nobody;
+
+    impl crate::Notify for Nobody {
+        fn notify(&self) {}
+    }
+
+    /// A socket keeps its writers 64-byte aligned (`Peer` in the runtime); the fields a
+    /// message touches must then lie in the writer's first line, wherever the enum puts its
+    /// tag (issue 15: one cold line per send for the writer's own state).
+    #[test]
+    fn a_queue_writers_hot_fields_fit_its_first_line() {
+        let (w, _r) =
+            crate::pipe::<[u64; 4]>(0, std::sync::Arc::new(Nobody), std::sync::Arc::new(Nobody));
+        let base = std::ptr::from_ref(&w) as usize;
+        let WriterKind::Queue(q) = &w.0 else {
+            panic!("a queue pipe");
+        };
+        let hot = q.hot_fields();
+        assert!(
+            hot.start >= base && hot.end <= base + 64,
+            "{hot:x?} from {base:x}"
+        );
+    }
+}
