@@ -117,7 +117,15 @@ impl<T> QueueWriter<T> {
 
     /// Whether the first frame of the next message would be accepted. A `false` arms the same
     /// wake-up as a refused [`Self::try_write`]. In the middle of a message it is `true`.
+    ///
+    /// A caller asks before it writes (a ROUTER on the routing id frame, before the body), so
+    /// this also starts loading the slot the next frame goes to: with many peers that slot's
+    /// line is cold, and the flush's compare-and-swap would otherwise wait for the write to
+    /// it (issue 15).
     pub fn can_write(&self) -> bool {
+        // SAFETY: `tail` is live while the writer holds positions in it; only its address is
+        // used.
+        unsafe { (*self.tail).prefetch(slot_index(self.end)) };
         self.in_message() || self.front.reader_closed.load(Ordering::Acquire) || self.check_room().0
     }
 
