@@ -90,16 +90,17 @@ impl Router {
             let fresh = self.generate_id();
             if let Some(old) = self.peers.get_mut(holder) {
                 old.routing_id = Some(fresh.clone());
+                self.by_id.insert(&fresh, holder, old.out.front_line());
             }
-            self.by_id.insert(&fresh, holder);
         }
         let Some(peer) = self.peers.get_mut(id) else {
             return;
         };
+        let front_line = peer.out.front_line();
         if let Some(previous) = peer.routing_id.replace(rid.clone()) {
             self.by_id.unmap(id, &previous);
         }
-        self.by_id.insert(&rid, id);
+        self.by_id.insert(&rid, id, front_line);
         self.peers.activate_reader(id);
     }
 
@@ -165,6 +166,10 @@ impl Pattern for Router {
                 // The route gives the slot and the pipe id without reading the peer, whose
                 // writer is then the only line of it this message touches.
                 let target = self.by_id.get(&frame).and_then(|r| {
+                    // The writer's state and its front line load side by side (both addresses
+                    // come from the entry), where reading the writer first would put them in
+                    // a row.
+                    ferromq_pipe::prefetch(r.front_line);
                     let slot = self.peers.route(r)?;
                     Some((slot, r.id, &self.peers[slot]))
                 });

@@ -3,14 +3,17 @@
 //!
 //! ```text
 //!   ctrl bytes   [h h h h ...]        hashbrown's control bytes (1 byte per entry, hot)
-//!   entries      | id bytes (<= 38 inline) | pipe id | slot | moves |   64 bytes, one line
+//!   entries      | id (<= 30 inline) | pipe id | slot | moves | front |   64 bytes, one line
 //! ```
 //!
 //! A routing id of up to [`INLINE`] bytes (libzmq's generated ids are 5, typical names and
 //! UUIDs 10-16) is kept in the entry itself, so comparing it with the frame reads no further
-//! memory; a longer one stays behind its `Bytes`. The entry also holds the slot its peer was
-//! last found at and the peer set's move count at that time: while no peer has left since,
-//! the slot is still right and the send goes straight to the peer (`PeerSet::route`).
+//! memory; a longer one stays behind a box. The entry also holds the slot its peer was last
+//! found at and the peer set's move count at that time: while no peer has left since, the slot
+//! is still right and the send goes straight to the peer (`PeerSet::route`). And it holds the
+//! address of the peer's pipe's front line, the one the writer reads through its own state:
+//! the send prefetches it from here, so that line and the writer's load side by side instead
+//! of one after the other.
 
 use std::borrow::Borrow;
 use std::cell::Cell;
@@ -24,13 +27,17 @@ use crate::io::peer::PipeId;
 use super::id_hash::IdHashState;
 
 /// Routing ids up to this many bytes live inside their map entry.
-const INLINE: usize = 38;
+const INLINE: usize = 30;
 
 /// A routing id as the map keeps it.
 #[derive(Debug)]
 enum Key {
-    Inline { len: u8, bytes: [u8; INLINE] },
-    Long(Bytes),
+    Inline {
+        len: u8,
+        bytes: [u8; INLINE],
+    },
+    /// Boxed: a thin pointer keeps the key at 32 bytes.
+    Long(Box<Bytes>),
 }
 
 impl Key {
@@ -41,7 +48,7 @@ impl Key {
                 bytes[..rid.len()].copy_from_slice(rid);
                 Key::Inline { len, bytes }
             }
-            _ => Key::Long(rid.clone()),
+            _ => Key::Long(Box::new(rid.clone())),
         }
     }
 
@@ -54,13 +61,15 @@ impl Key {
     }
 }
 
-/// Where a routing id leads: the pipe id, which never changes, and the slot it was last found
-/// at, valid while the peer set's move count is still `moves`.
+/// Where a routing id leads: the pipe id, which never changes, the slot it was last found at,
+/// valid while the peer set's move count is still `moves`, and the address of the outbound
+/// pipe's front line (`Writer::front_line`), a hint for `ferromq_pipe::prefetch` only.
 #[derive(Debug)]
 pub(crate) struct Route {
     pub(crate) id: PipeId,
     pub(super) slot: Cell<usize>,
     pub(super) moves: Cell<u64>,
+    pub(crate) front_line: usize,
 }
 
 /// One map entry: a cache line.
@@ -71,6 +80,7 @@ struct Entry {
     route: Route,
 }
 
+const _: () = assert!(std::mem::size_of::<Key>() == 32);
 const _: () = assert!(std::mem::size_of::<Entry>() == 64);
 
 impl Borrow<[u8]> for Entry {
@@ -117,8 +127,9 @@ impl RoutingIds {
         self.entries.contains(rid)
     }
 
-    /// Files `rid` under the pipe `id`, replacing whoever held it.
-    pub(crate) fn insert(&mut self, rid: &Bytes, id: PipeId) {
+    /// Files `rid` under the pipe `id`, whose outbound front line is at `front_line`,
+    /// replacing whoever held it.
+    pub(crate) fn insert(&mut self, rid: &Bytes, id: PipeId, front_line: usize) {
         self.entries.replace(Entry {
             key: Key::new(rid),
             route: Route {
@@ -126,6 +137,7 @@ impl RoutingIds {
                 slot: Cell::new(usize::MAX),
                 // No move count matches: the first use looks the slot up.
                 moves: Cell::new(u64::MAX),
+                front_line,
             },
         });
     }
@@ -170,7 +182,7 @@ mod tests {
         .iter()
         .enumerate()
         {
-            ids.insert(rid, i as PipeId);
+            ids.insert(rid, i as PipeId, 0);
         }
         assert_eq!(ids.len(), 7);
         assert_eq!(ids.get(b"").map(|r| r.id), Some(0));
@@ -187,7 +199,7 @@ mod tests {
         ids.unmap(2, b"ab");
         assert!(!ids.contains_key(b"ab"));
         // A second insert hands the id over.
-        ids.insert(&long, 8);
+        ids.insert(&long, 8, 0);
         assert_eq!(ids.get(&long).map(|r| r.id), Some(8));
         assert_eq!(ids.len(), 6);
     }

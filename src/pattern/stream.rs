@@ -101,7 +101,7 @@ impl Pattern for Stream {
             }
         };
         peer.routing_id = Some(rid.clone());
-        self.by_id.insert(&rid, peer.id);
+        self.by_id.insert(&rid, peer.id, peer.out.front_line());
         self.peers.push(peer);
     }
 

@@ -63,25 +63,12 @@ impl<T> Chunk<T> {
     }
 
     /// Starts loading the cache lines of slot `index` (one or two: a slot need not be aligned
-    /// to them), so that a write that follows soon does not wait for them. A hint: it reads
-    /// nothing the program can observe and does nothing off x86-64 or under loom and miri.
+    /// to them), so that a write that follows soon does not wait for them.
     #[inline]
     pub(crate) fn prefetch(&self, index: usize) {
-        #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let first = std::ptr::from_ref(&self.slots[index]).cast::<i8>();
-            let last = first.wrapping_add(std::mem::size_of::<Slot<T>>() - 1);
-            // SAFETY: a prefetch never faults and is invisible to the program (the addresses
-            // are inside this live chunk anyway); SSE, which it needs, is part of x86-64's
-            // baseline, so every x86-64 CPU has it.
-            unsafe {
-                _mm_prefetch::<_MM_HINT_T0>(first);
-                _mm_prefetch::<_MM_HINT_T0>(last);
-            }
-        }
-        #[cfg(not(all(target_arch = "x86_64", not(loom), not(miri))))]
-        let _ = index;
+        let first = std::ptr::from_ref(&self.slots[index]) as usize;
+        crate::prefetch(first);
+        crate::prefetch(first + std::mem::size_of::<Slot<T>>() - 1);
     }
 
     /// Moves the value out of slot `index`, leaving it vacant.

@@ -85,6 +85,17 @@ impl<T> Writer<T> {
         }
     }
 
+    /// The address of the line the writer reads and swaps on every message (a queue pipe's
+    /// `published`, closed flags and HWM; 0 for a conflating pipe), for [`crate::prefetch`]
+    /// by a caller that can name the pipe before it has read the writer (a ROUTER's routing
+    /// entry). The pipe may be gone by the time the address is used: a prefetch is harmless.
+    pub fn front_line(&self) -> usize {
+        match &self.0 {
+            WriterKind::Queue(w) => w.front_line(),
+            WriterKind::Conflate(_) => 0,
+        }
+    }
+
     /// A handle that changes the pipe's HWM; `None` for a conflating pipe, which has none.
     pub fn hwm(&self) -> Option<crate::Hwm> {
         match &self.0 {

@@ -46,6 +46,7 @@ mod conflate;
 mod ends;
 mod hwm;
 mod notify;
+mod prefetch;
 mod reader;
 mod shared;
 mod sync;
@@ -57,6 +58,7 @@ mod loom_tests;
 pub use ends::{Reader, Writer};
 pub use hwm::Hwm;
 pub use notify::Notify;
+pub use prefetch::prefetch;
 pub use reader::Read;
 
 use chunk::Chunk;

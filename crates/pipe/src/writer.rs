@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use crate::chunk::{slot_index, starts_chunk, Chunk, Slot};
 use crate::hwm::Hwm;
-use crate::shared::{FrontCell, Shared, ASLEEP, NOT_WAITING};
+use crate::shared::{Front, FrontCell, Shared, ASLEEP, NOT_WAITING};
 use crate::sync::{fence, Arc};
 
 /// Most messages the writer waits to be freed before it is woken after a refusal (libzmq caps
@@ -188,6 +188,11 @@ impl<T> QueueWriter<T> {
         }
         self.tail = self.complete_chunk;
         self.end = self.complete;
+    }
+
+    /// The address of the front line, for [`crate::prefetch`].
+    pub fn front_line(&self) -> usize {
+        std::ptr::from_ref::<Front>(&self.front) as usize
     }
 
     /// A handle that changes this pipe's HWM.
