@@ -491,10 +491,25 @@ mod tests {
         #[derive(Debug, Clone)]
         enum Op {
             Attach,
-            Send { peer: usize, count: usize },
-            Close { peer: usize },
-            Detach { peer: usize },
-            Recv { count: usize },
+            Send {
+                peer: usize,
+                count: usize,
+            },
+            Close {
+                peer: usize,
+            },
+            Detach {
+                peer: usize,
+            },
+            Recv {
+                count: usize,
+            },
+            /// The ROUTER sends to an open peer (its slot may have moved since the route
+            /// last led there) or, with `gone`, to the id of a peer that left.
+            Reply {
+                peer: usize,
+                gone: bool,
+            },
         }
 
         fn op() -> impl Strategy<Value = Op> {
@@ -504,6 +519,8 @@ mod tests {
                 1 => (0usize..32).prop_map(|peer| Op::Close { peer }),
                 1 => (0usize..32).prop_map(|peer| Op::Detach { peer }),
                 3 => (1usize..20).prop_map(|count| Op::Recv { count }),
+                3 => (0usize..32, proptest::bool::weighted(0.2))
+                    .prop_map(|(peer, gone)| Op::Reply { peer, gone }),
             ]
         }
 
@@ -520,12 +537,17 @@ mod tests {
             /// Peers attach, send, close their far end or are detached while messages flow:
             /// every message of a peer that was not detached arrives once and in order, and
             /// once all is read no closed or detached peer is left in the peer set, the active
-            /// sets or the routing-id map.
+            /// sets or the routing-id map. Replies reach exactly the peer they name, however
+            /// the slots moved in between; a reply to a detached peer's id is unroutable.
             #[test]
             fn peers_coming_and_going_lose_nothing_and_leave_nothing(
                 ops in proptest::collection::vec(op(), 1..150),
             ) {
-                let o = Options::default();
+                let o = Options {
+                    router_mandatory: true,
+                    ..Options::default()
+                };
+                let mut replies = 0u64;
                 let mut r = Router::new();
                 // Open peers: (name index, far end); sent and read counts by name index.
                 let mut open: Vec<(u64, SessionPipes)> = Vec::new();
@@ -572,6 +594,27 @@ mod tests {
                                 }
                             }
                         }
+                        Op::Reply { gone: true, peer } if !detached.is_empty() => {
+                            let mut ids: Vec<u64> = detached.iter().copied().collect();
+                            ids.sort_unstable();
+                            let rid = name(ids[peer % ids.len()]);
+                            prop_assert_eq!(
+                                r.send(rid, true, &o).map_err(|(e, _)| e),
+                                Err(Error::HostUnreachable)
+                            );
+                        }
+                        Op::Reply { gone: false, peer } if !open.is_empty() => {
+                            let k = peer % open.len();
+                            let body = Bytes::from(format!("reply {replies}"));
+                            replies += 1;
+                            r.send(name(open[k].0), true, &o).unwrap();
+                            r.send(body.clone(), false, &o).unwrap();
+                            let (_, far) = &mut open[k];
+                            prop_assert_eq!(
+                                far.from_socket.read(),
+                                Read::Item { item: body, more: false }
+                            );
+                        }
                         _ => {}
                     }
                 }
@@ -583,6 +626,10 @@ mod tests {
                     if !detached.contains(&(i as u64)) {
                         prop_assert_eq!(got, s, "peer {} lost messages", i);
                     }
+                }
+                // Every reply was read by the peer it named, so no far end holds one.
+                for (i, far) in &mut open {
+                    prop_assert_eq!(far.from_socket.read(), Read::Empty, "peer {} got a stray reply", i);
                 }
                 let alive: HashSet<u64> = open.iter().map(|(i, _)| *i).collect();
                 let present: HashSet<u64> = r.peers.iter().map(|p| p.id).collect();
