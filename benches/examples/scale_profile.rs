@@ -11,10 +11,11 @@
 //!
 //! Cases: `pub-one` (a PUB with N SUBs, SUB i subscribed to `t<i>`; messages to `t00000`,
 //! drained from SUB 0), `pub-all` (the same SUBs, each also subscribed to `a`; messages to
-//! `a`, drained from every SUB: N deliveries per message) and `router-send` (a ROUTER with N DEALERs; messages to peers drawn
-//! from a fixed pseudo-random sequence, each DEALER drained of what it got). Inproc, or tcp
-//! over loopback for the PUB cases with a fifth argument `tcp` (there the I/O threads'
-//! wake-ups, which `strace -c` counts, are the cost to look at).
+//! `a`, drained from every SUB: N deliveries per message) and `router-send` (a ROUTER with N
+//! DEALERs; messages to peers drawn from a fixed pseudo-random sequence, each DEALER drained
+//! of what it got; the sends alone are `send_routed`, which callgrind can count by itself with
+//! `--toggle-collect='*send_routed*'`). Inproc, or tcp over loopback with a fifth argument
+//! `tcp` (there the I/O threads' wake-ups, which `strace -c` counts, are the cost to look at).
 
 use std::time::{Duration, Instant};
 
@@ -88,14 +89,33 @@ fn pub_cases<B: Backend>(peers: usize, msgs: usize, all: bool, tcp: bool) -> Ben
     Ok(())
 }
 
-fn router_send<B: Backend>(peers: usize, msgs: usize) -> BenchResult<()> {
+/// The timed part of `router-send` in the bench, on its own so that callgrind can count it
+/// alone (`--toggle-collect='*send_routed*'`).
+#[inline(never)]
+fn send_routed<B: Backend>(
+    router: &mut B::Socket,
+    ids: &[Vec<u8>],
+    targets: &[usize],
+) -> BenchResult<()> {
+    for &t in targets {
+        if !B::send(router, &ids[t], true)? {
+            return Err(BenchError(format!("peer {t} unreachable")));
+        }
+        B::send(router, &BODY, false)?;
+    }
+    Ok(())
+}
+
+fn router_send<B: Backend>(peers: usize, msgs: usize, tcp: bool) -> BenchResult<()> {
     let ctx = B::new()?;
     let mut router = ctx.socket(Kind::Router, 0)?;
     B::set_router_mandatory(&mut router)?;
-    let ep = B::bind(
-        &mut router,
-        &format!("inproc://profile-{}", std::process::id()),
-    )?;
+    let ep = if tcp {
+        "tcp://127.0.0.1:*".to_owned()
+    } else {
+        format!("inproc://profile-{}", std::process::id())
+    };
+    let ep = B::bind(&mut router, &ep)?;
     let ids: Vec<Vec<u8>> = (0..peers)
         .map(|i| format!("peer-{i:05}").into_bytes())
         .collect();
@@ -111,14 +131,13 @@ fn router_send<B: Backend>(peers: usize, msgs: usize) -> BenchResult<()> {
     }
     let mut rng = Rng(0x5EED_0000_0000_0001 ^ peers as u64);
     let mut per_peer = vec![0usize; peers];
+    let mut targets = Vec::with_capacity(1000);
     for chunk in (0..msgs).step_by(1000) {
         let n = 1000.min(msgs - chunk);
-        for _ in 0..n {
-            let t = (rng.next_u64() % peers as u64) as usize;
-            if !B::send(&mut router, &ids[t], true)? {
-                return Err(BenchError(format!("peer {t} unreachable")));
-            }
-            B::send(&mut router, &BODY, false)?;
+        targets.clear();
+        targets.extend((0..n).map(|_| (rng.next_u64() % peers as u64) as usize));
+        send_routed::<B>(&mut router, &ids, &targets)?;
+        for &t in &targets {
             per_peer[t] += 1;
         }
         for (d, count) in dealers.iter_mut().zip(per_peer.iter_mut()) {
@@ -142,8 +161,8 @@ fn main() {
         ("libzmq", "pub-one") => pub_cases::<Libzmq>(peers, msgs, false, tcp),
         ("ferromq", "pub-all") => pub_cases::<Ferromq>(peers, msgs, true, tcp),
         ("libzmq", "pub-all") => pub_cases::<Libzmq>(peers, msgs, true, tcp),
-        ("ferromq", "router-send") => router_send::<Ferromq>(peers, msgs),
-        ("libzmq", "router-send") => router_send::<Libzmq>(peers, msgs),
+        ("ferromq", "router-send") => router_send::<Ferromq>(peers, msgs, tcp),
+        ("libzmq", "router-send") => router_send::<Libzmq>(peers, msgs, tcp),
         _ => Err(BenchError(
             "usage: scale_profile ferromq|libzmq pub-one|pub-all|router-send N MESSAGES [tcp]"
                 .into(),

@@ -25,10 +25,15 @@ use crate::option::{hwm, Options};
 pub(crate) type PipeId = u64;
 
 /// The socket's ends of a peer's pipes.
+///
+/// Laid out with the outbound writer first on a line of its own: the writer keeps the fields
+/// every message touches in its first 64 bytes, so a send to a peer whose state has gone cold
+/// (a ROUTER with a thousand peers, issue 15) reads one line of the peer.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub(crate) struct Peer {
-    pub id: PipeId,
     pub out: Writer<Bytes>,
+    pub id: PipeId,
     pub inp: Reader<Bytes>,
     /// What the peer announced in its handshake; `None` until it is known.
     pub metadata: Option<Arc<Metadata>>,

@@ -6,7 +6,7 @@
 //! a socket that may not exist yet). [`WakeSlot`] is the indirection: the pipe holds it, and
 //! whoever owns the end now installs itself.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use ferromq_pipe::Notify;
 
@@ -44,12 +44,14 @@ impl WakeSlot {
 }
 
 impl Notify for WakeSlot {
+    /// Calls the target under the lock rather than cloning it out: a clone and its drop are
+    /// two atomic updates of the target's reference count, a line of its own that is cold
+    /// when a socket sends to one of many peers in turn (a ROUTER's tcp peers, issue 15).
+    /// No target takes this lock again (they note a token or an id and write an eventfd), and
+    /// `install`/`clear` wait at most for that.
     fn notify(&self) {
-        let target = match self.target.lock() {
-            Ok(slot) => slot.clone(),
-            Err(_) => None,
-        };
-        if let Some(t) = target {
+        let slot = self.target.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(t) = slot.as_ref() {
             t.notify();
         }
     }

@@ -28,6 +28,7 @@ mod push;
 mod rep;
 mod req;
 mod router;
+mod routing_ids;
 mod stream;
 mod sub;
 mod xpub;

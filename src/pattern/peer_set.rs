@@ -15,7 +15,6 @@
 //! puts it back. Leaving a set swaps the set's last member into the hole, and the cursor
 //! follows the member whose turn it is, as libzmq's `_pipes.swap (_current, _active)`.
 
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::ops::{Index, IndexMut};
 
@@ -24,6 +23,7 @@ use bytes::Bytes;
 use crate::io::peer::{Peer, PipeId};
 
 use super::id_hash::IdHashState;
+use super::routing_ids::{Route, RoutingIds};
 
 const NONE: usize = usize::MAX;
 
@@ -32,33 +32,6 @@ const NONE: usize = usize::MAX;
 /// that each matched peer's slot is an array index, where the pipe id needs a hash lookup
 /// (issue 15: PUB to all at N = 1,000 paid one per delivery).
 pub(crate) type PeerKey = u32;
-
-/// Routing id -> the peer holding it (ROUTER, STREAM).
-pub(crate) type RoutingIds = HashMap<Bytes, Route, IdHashState>;
-
-/// Where a routing id leads: the pipe id, which never changes, and the slot it was last
-/// found at, which saves the second lookup while no peer moved.
-#[derive(Debug)]
-pub(crate) struct Route {
-    pub(crate) id: PipeId,
-    slot: Cell<usize>,
-}
-
-impl Route {
-    pub(crate) fn new(id: PipeId) -> Route {
-        Route {
-            id,
-            slot: Cell::new(NONE),
-        }
-    }
-}
-
-/// Removes `rid` from the map if the peer `id` holds it.
-pub(crate) fn unmap(by_id: &mut RoutingIds, id: PipeId, rid: &Bytes) {
-    if by_id.get(rid).is_some_and(|r| r.id == id) {
-        by_id.remove(rid);
-    }
-}
 
 /// Slots taking part in one direction's round robin.
 #[derive(Debug, Default)]
@@ -159,8 +132,11 @@ pub(crate) struct PeerSet {
     /// Peers that may have room (the load balancer's set).
     pub(crate) writers: Active,
     /// (pipe, routing id) of identified peers removed because their far end closed, for the
-    /// owner's routing-id map (ROUTER, STREAM); drained with [`PeerSet::take_departed`].
+    /// owner's routing-id map (ROUTER, STREAM); drained with [`PeerSet::forget_departed`].
     departed: Vec<(PipeId, Bytes)>,
+    /// How many times a peer has left (and so a slot changed hands): a slot found at one
+    /// count is still right while the count stays, with no need to look at the peer.
+    moves: u64,
 }
 
 impl Default for PeerSet {
@@ -174,6 +150,7 @@ impl Default for PeerSet {
             readers: Active::default(),
             writers: Active::default(),
             departed: Vec::new(),
+            moves: 0,
         }
     }
 }
@@ -251,12 +228,33 @@ impl PeerSet {
         }
     }
 
-    /// The slot a routing id leads to (remembered for next time).
+    /// The slot a routing id leads to, remembered with the move count for next time: while no
+    /// peer has left, the route alone gives it (the peer's own lines stay unread until the
+    /// send writes to its pipe).
     #[inline]
     pub(crate) fn route(&self, route: &Route) -> Option<usize> {
-        let slot = self.find(route.slot.get(), route.id)?;
+        if route.moves.get() == self.moves {
+            return Some(route.slot.get());
+        }
+        let slot = self.slot(route.id)?;
         route.slot.set(slot);
+        route.moves.set(self.moves);
         Some(slot)
+    }
+
+    /// The move count now, to check a slot against later with [`PeerSet::still`].
+    #[inline]
+    pub(crate) fn moves(&self) -> u64 {
+        self.moves
+    }
+
+    /// The slot of the pipe `id`, found at `slot` when the move count was `moves`.
+    #[inline]
+    pub(crate) fn still(&self, slot: usize, id: PipeId, moves: u64) -> Option<usize> {
+        if moves == self.moves {
+            return Some(slot);
+        }
+        self.find(slot, id)
     }
 
     pub(crate) fn get(&self, id: PipeId) -> Option<&Peer> {
@@ -297,6 +295,7 @@ impl PeerSet {
 
     /// Removes the peer at `slot`: the last peer moves into it.
     pub(crate) fn remove_slot(&mut self, slot: usize) -> Peer {
+        self.moves += 1;
         self.readers.remove(slot);
         self.writers.remove(slot);
         self.readers.relabel_last(slot);
@@ -328,7 +327,7 @@ impl PeerSet {
             return;
         }
         for (id, rid) in self.departed.drain(..) {
-            unmap(by_id, id, &rid);
+            by_id.unmap(id, &rid);
         }
     }
 }

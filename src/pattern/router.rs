@@ -10,7 +10,6 @@
 //! is refused, unless ROUTER_HANDOVER, which gives the new peer the id and the old one a
 //! generated id.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -21,19 +20,18 @@ use crate::io::peer::{Peer, PipeId};
 use crate::msg::Msg;
 use crate::option::Options;
 use crate::pattern::fq::FairQueue;
-use crate::pattern::peer_set::{unmap, PeerSet, Route, RoutingIds};
+use crate::pattern::peer_set::PeerSet;
+use crate::pattern::routing_ids::RoutingIds;
 use crate::pattern::{Pattern, SendResult};
-
-use super::id_hash::IdHashState;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Outbound {
     /// The next frame is a routing id.
     Idle,
-    /// The rest of the message goes to the pipe `id`, at `slot` when the message started
-    /// (commands processed between two frames may attach or detach peers and move slots, so
-    /// the slot is checked against the pipe before use).
-    To { slot: usize, id: PipeId },
+    /// The rest of the message goes to the pipe `id`, at `slot` when the peer set's move
+    /// count was `moves` (commands processed between two frames may attach or detach peers
+    /// and move slots, so a changed count sends the slot to be checked against the pipe).
+    To { slot: usize, id: PipeId, moves: u64 },
     /// The rest of the message is discarded.
     Dropping,
 }
@@ -59,7 +57,7 @@ impl Router {
     pub(crate) fn new() -> Router {
         Router {
             peers: PeerSet::default(),
-            by_id: HashMap::with_hasher(IdHashState::new()),
+            by_id: RoutingIds::new(),
             fq: FairQueue::default(),
             outbound: Outbound::Idle,
             pending: None,
@@ -92,23 +90,24 @@ impl Router {
             let fresh = self.generate_id();
             if let Some(old) = self.peers.get_mut(holder) {
                 old.routing_id = Some(fresh.clone());
+                self.by_id.insert(&fresh, holder, old.out.front_line());
             }
-            self.by_id.insert(fresh, Route::new(holder));
         }
         let Some(peer) = self.peers.get_mut(id) else {
             return;
         };
+        let front_line = peer.out.front_line();
         if let Some(previous) = peer.routing_id.replace(rid.clone()) {
-            unmap(&mut self.by_id, id, &previous);
+            self.by_id.unmap(id, &previous);
         }
-        self.by_id.insert(rid, Route::new(id));
+        self.by_id.insert(&rid, id, front_line);
         self.peers.activate_reader(id);
     }
 
     /// Removes a peer (dropping its pipes closes the connection) and its routing id.
     fn forget(&mut self, id: PipeId) {
         if let Some(rid) = self.peers.remove(id).and_then(|p| p.routing_id) {
-            unmap(&mut self.by_id, id, &rid);
+            self.by_id.unmap(id, &rid);
         }
     }
 }
@@ -164,14 +163,21 @@ impl Pattern for Router {
                     // A lone routing id frame carries nothing: libzmq drops it.
                     return Ok(());
                 }
+                // The route gives the slot and the pipe id without reading the peer, whose
+                // writer is then the only line of it this message touches.
                 let target = self.by_id.get(&frame).and_then(|r| {
+                    // The writer's state and its front line load side by side (both addresses
+                    // come from the entry), where reading the writer first would put them in
+                    // a row.
+                    ferromq_pipe::prefetch(r.front_line);
                     let slot = self.peers.route(r)?;
-                    Some((slot, &self.peers[slot]))
+                    Some((slot, r.id, &self.peers[slot]))
                 });
                 match target {
-                    Some((slot, p)) if !p.out.is_closed() => {
+                    Some((slot, id, p)) if !p.out.is_closed() => {
                         if p.out.can_write() {
-                            self.outbound = Outbound::To { slot, id: p.id };
+                            let moves = self.peers.moves();
+                            self.outbound = Outbound::To { slot, id, moves };
                         } else if options.router_mandatory {
                             return Err((Error::Again, frame));
                         } else {
@@ -185,15 +191,20 @@ impl Pattern for Router {
                 }
                 Ok(())
             }
-            Outbound::To { slot, id } => {
-                match self.peers.find(slot, id) {
+            Outbound::To { slot, id, moves } => {
+                match self.peers.still(slot, id, moves) {
                     Some(at) => {
                         let p = &mut self.peers[at];
                         let _ = p.out.try_write(frame, more);
                         if !more {
                             p.out.flush();
                         }
-                        self.outbound = Outbound::To { slot: at, id };
+                        let moves = self.peers.moves();
+                        self.outbound = Outbound::To {
+                            slot: at,
+                            id,
+                            moves,
+                        };
                     }
                     // The peer left mid-message: the rest is discarded.
                     None => self.outbound = Outbound::Dropping,
@@ -336,7 +347,7 @@ mod tests {
         o.router_handover = true;
         let _c = attach(&mut r, 3, &o);
         r.identify(3, meta(b"X"), &o);
-        assert_eq!(r.by_id[&Bytes::from_static(b"X")].id, 3);
+        assert_eq!(r.by_id.get(b"X").map(|route| route.id), Some(3));
         assert_eq!(r.peers.len(), 2);
         assert_map_matches_peers(&r);
     }
@@ -345,9 +356,9 @@ mod tests {
     fn assert_map_matches_peers(r: &Router) {
         let identified = r.peers.iter().filter(|p| p.routing_id.is_some()).count();
         assert_eq!(r.by_id.len(), identified);
-        for (rid, route) in &r.by_id {
+        for (rid, route) in r.by_id.iter() {
             assert_eq!(
-                r.peers.get(route.id).unwrap().routing_id.as_ref(),
+                r.peers.get(route.id).unwrap().routing_id.as_deref(),
                 Some(rid)
             );
         }
@@ -480,10 +491,25 @@ mod tests {
         #[derive(Debug, Clone)]
         enum Op {
             Attach,
-            Send { peer: usize, count: usize },
-            Close { peer: usize },
-            Detach { peer: usize },
-            Recv { count: usize },
+            Send {
+                peer: usize,
+                count: usize,
+            },
+            Close {
+                peer: usize,
+            },
+            Detach {
+                peer: usize,
+            },
+            Recv {
+                count: usize,
+            },
+            /// The ROUTER sends to an open peer (its slot may have moved since the route
+            /// last led there) or, with `gone`, to the id of a peer that left.
+            Reply {
+                peer: usize,
+                gone: bool,
+            },
         }
 
         fn op() -> impl Strategy<Value = Op> {
@@ -493,6 +519,8 @@ mod tests {
                 1 => (0usize..32).prop_map(|peer| Op::Close { peer }),
                 1 => (0usize..32).prop_map(|peer| Op::Detach { peer }),
                 3 => (1usize..20).prop_map(|count| Op::Recv { count }),
+                3 => (0usize..32, proptest::bool::weighted(0.2))
+                    .prop_map(|(peer, gone)| Op::Reply { peer, gone }),
             ]
         }
 
@@ -509,12 +537,17 @@ mod tests {
             /// Peers attach, send, close their far end or are detached while messages flow:
             /// every message of a peer that was not detached arrives once and in order, and
             /// once all is read no closed or detached peer is left in the peer set, the active
-            /// sets or the routing-id map.
+            /// sets or the routing-id map. Replies reach exactly the peer they name, however
+            /// the slots moved in between; a reply to a detached peer's id is unroutable.
             #[test]
             fn peers_coming_and_going_lose_nothing_and_leave_nothing(
                 ops in proptest::collection::vec(op(), 1..150),
             ) {
-                let o = Options::default();
+                let o = Options {
+                    router_mandatory: true,
+                    ..Options::default()
+                };
+                let mut replies = 0u64;
                 let mut r = Router::new();
                 // Open peers: (name index, far end); sent and read counts by name index.
                 let mut open: Vec<(u64, SessionPipes)> = Vec::new();
@@ -561,6 +594,27 @@ mod tests {
                                 }
                             }
                         }
+                        Op::Reply { gone: true, peer } if !detached.is_empty() => {
+                            let mut ids: Vec<u64> = detached.iter().copied().collect();
+                            ids.sort_unstable();
+                            let rid = name(ids[peer % ids.len()]);
+                            prop_assert_eq!(
+                                r.send(rid, true, &o).map_err(|(e, _)| e),
+                                Err(Error::HostUnreachable)
+                            );
+                        }
+                        Op::Reply { gone: false, peer } if !open.is_empty() => {
+                            let k = peer % open.len();
+                            let body = Bytes::from(format!("reply {replies}"));
+                            replies += 1;
+                            r.send(name(open[k].0), true, &o).unwrap();
+                            r.send(body.clone(), false, &o).unwrap();
+                            let (_, far) = &mut open[k];
+                            prop_assert_eq!(
+                                far.from_socket.read(),
+                                Read::Item { item: body, more: false }
+                            );
+                        }
                         _ => {}
                     }
                 }
@@ -572,6 +626,10 @@ mod tests {
                     if !detached.contains(&(i as u64)) {
                         prop_assert_eq!(got, s, "peer {} lost messages", i);
                     }
+                }
+                // Every reply was read by the peer it named, so no far end holds one.
+                for (i, far) in &mut open {
+                    prop_assert_eq!(far.from_socket.read(), Read::Empty, "peer {} got a stray reply", i);
                 }
                 let alive: HashSet<u64> = open.iter().map(|(i, _)| *i).collect();
                 let present: HashSet<u64> = r.peers.iter().map(|p| p.id).collect();

@@ -14,7 +14,6 @@
 //! a first frame without SNDMORE is ignored and so is the frame after it; the second frame
 //! always ends the message, whatever its SNDMORE says.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -25,10 +24,9 @@ use crate::io::peer::{Peer, PipeId};
 use crate::msg::Msg;
 use crate::option::{self, Options};
 use crate::pattern::fq::FairQueue;
-use crate::pattern::peer_set::{unmap, PeerSet, Route, RoutingIds};
+use crate::pattern::peer_set::PeerSet;
+use crate::pattern::routing_ids::RoutingIds;
 use crate::pattern::{Pattern, SendResult};
-
-use super::id_hash::IdHashState;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Outbound {
@@ -58,7 +56,7 @@ impl Stream {
     pub(crate) fn new() -> Stream {
         Stream {
             peers: PeerSet::default(),
-            by_id: HashMap::with_hasher(IdHashState::new()),
+            by_id: RoutingIds::new(),
             fq: FairQueue::default(),
             outbound: Outbound::Idle,
             pending: None,
@@ -84,7 +82,7 @@ impl Stream {
 
     fn remove(&mut self, id: PipeId) {
         if let Some(rid) = self.peers.remove(id).and_then(|p| p.routing_id) {
-            unmap(&mut self.by_id, id, &rid);
+            self.by_id.unmap(id, &rid);
         }
     }
 }
@@ -103,7 +101,7 @@ impl Pattern for Stream {
             }
         };
         peer.routing_id = Some(rid.clone());
-        self.by_id.insert(rid, Route::new(peer.id));
+        self.by_id.insert(&rid, peer.id, peer.out.front_line());
         self.peers.push(peer);
     }
 

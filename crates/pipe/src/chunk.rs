@@ -62,6 +62,15 @@ impl<T> Chunk<T> {
         });
     }
 
+    /// Starts loading the cache lines of slot `index` (one or two: a slot need not be aligned
+    /// to them), so that a write that follows soon does not wait for them.
+    #[inline]
+    pub(crate) fn prefetch(&self, index: usize) {
+        let first = std::ptr::from_ref(&self.slots[index]) as usize;
+        crate::prefetch(first);
+        crate::prefetch(first + std::mem::size_of::<Slot<T>>() - 1);
+    }
+
     /// Moves the value out of slot `index`, leaving it vacant.
     ///
     /// # Safety

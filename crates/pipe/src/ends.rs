@@ -85,6 +85,17 @@ impl<T> Writer<T> {
         }
     }
 
+    /// The address of the line the writer reads and swaps on every message (a queue pipe's
+    /// `published`, closed flags and HWM; 0 for a conflating pipe), for [`crate::prefetch`]
+    /// by a caller that can name the pipe before it has read the writer (a ROUTER's routing
+    /// entry). The pipe may be gone by the time the address is used: a prefetch is harmless.
+    pub fn front_line(&self) -> usize {
+        match &self.0 {
+            WriterKind::Queue(w) => w.front_line(),
+            WriterKind::Conflate(_) => 0,
+        }
+    }
+
     /// A handle that changes the pipe's HWM; `None` for a conflating pipe, which has none.
     pub fn hwm(&self) -> Option<crate::Hwm> {
         match &self.0 {
@@ -178,5 +189,34 @@ impl<T> fmt::Debug for Reader<T> {
             ReaderKind::Queue(r) => r.fmt(f),
             ReaderKind::Conflate(r) => r.fmt(f),
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    struct Nobody;
+
+    impl crate::Notify for Nobody {
+        fn notify(&self) {}
+    }
+
+    /// A socket keeps its writers 64-byte aligned (`Peer` in the runtime); the fields a
+    /// message touches must then lie in the writer's first line, wherever the enum puts its
+    /// tag (issue 15: one cold line per send for the writer's own state).
+    #[test]
+    fn a_queue_writers_hot_fields_fit_its_first_line() {
+        let (w, _r) =
+            crate::pipe::<[u64; 4]>(0, std::sync::Arc::new(Nobody), std::sync::Arc::new(Nobody));
+        let base = std::ptr::from_ref(&w) as usize;
+        let WriterKind::Queue(q) = &w.0 else {
+            panic!("a queue pipe");
+        };
+        let hot = q.hot_fields();
+        assert!(
+            hot.start >= base && hot.end <= base + 64,
+            "{hot:x?} from {base:x}"
+        );
     }
 }

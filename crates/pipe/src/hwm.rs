@@ -5,35 +5,28 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::sync::{AtomicU64, CachePadded};
-
-/// The shared limit (complete messages; 0 = unlimited). It sits on its own cache lines and is
-/// written only when an application changes an option, so the writer's load of it on each
-/// message stays a hit in its own cache.
-pub(crate) type HwmCell = std::sync::Arc<CachePadded<AtomicU64>>;
-
-pub(crate) fn cell(hwm: usize) -> HwmCell {
-    std::sync::Arc::new(CachePadded(AtomicU64::new(
-        u64::try_from(hwm).unwrap_or(u64::MAX),
-    )))
-}
+use crate::shared::FrontCell;
 
 /// A handle on one pipe's HWM, kept by whoever may change it later (the socket that owns one
 /// end). A new value applies from the writer's next message: a lower one refuses messages
 /// until the reader has brought the pipe below it; nothing already queued is dropped.
+///
+/// The limit sits on the pipe's front line (`shared::Front`), which the writer reads on every
+/// message anyway and which is written here only when an application changes an option.
 #[derive(Clone)]
-pub struct Hwm(pub(crate) HwmCell);
+pub struct Hwm(pub(crate) FrontCell);
 
 impl Hwm {
     /// Sets the limit (0 = unlimited).
     pub fn set(&self, hwm: usize) {
         self.0
+            .hwm
             .store(u64::try_from(hwm).unwrap_or(u64::MAX), Ordering::Relaxed);
     }
 
     /// The limit now (0 = unlimited).
     pub fn get(&self) -> usize {
-        usize::try_from(self.0.load(Ordering::Relaxed)).unwrap_or(usize::MAX)
+        usize::try_from(self.0.hwm.load(Ordering::Relaxed)).unwrap_or(usize::MAX)
     }
 
     /// Whether both ends of the pipe are gone, so the handle steers nothing any more.

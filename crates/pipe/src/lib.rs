@@ -46,6 +46,7 @@ mod conflate;
 mod ends;
 mod hwm;
 mod notify;
+mod prefetch;
 mod reader;
 mod shared;
 mod sync;
@@ -57,6 +58,7 @@ mod loom_tests;
 pub use ends::{Reader, Writer};
 pub use hwm::Hwm;
 pub use notify::Notify;
+pub use prefetch::prefetch;
 pub use reader::Read;
 
 use chunk::Chunk;
@@ -78,13 +80,13 @@ pub fn pipe<T: Send>(
 ) -> (Writer<T>, Reader<T>) {
     let first_chunk = Chunk::alloc();
     let shared = Arc::new(Shared::new(first_chunk, reader_wake, writer_wake));
-    let limit = hwm::cell(hwm);
+    let front = shared::front(hwm);
     let writer = QueueWriter::new(
         Arc::clone(&shared),
+        shared::FrontCell::clone(&front),
         first_chunk,
-        hwm::HwmCell::clone(&limit),
     );
-    let reader = QueueReader::new(shared, first_chunk, limit);
+    let reader = QueueReader::new(shared, front, first_chunk);
     (Writer::queue(writer), Reader::queue(reader))
 }
 

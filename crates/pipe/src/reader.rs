@@ -4,8 +4,7 @@ use std::fmt;
 use std::sync::atomic::Ordering;
 
 use crate::chunk::{slot_index, starts_chunk, Chunk};
-use crate::hwm::HwmCell;
-use crate::shared::{Shared, ASLEEP, NOT_WAITING};
+use crate::shared::{FrontCell, Shared, ASLEEP, NOT_WAITING};
 use crate::sync::{fence, Arc};
 
 /// Most messages the reader consumes before it tells the writer (one plain store per batch
@@ -33,6 +32,8 @@ enum Refill {
 
 /// The consuming end of a pipe. `Send`, not `Sync`: one thread reads at a time.
 pub(crate) struct QueueReader<T> {
+    /// The words both ends touch on each message: `published`, the closed flags, the HWM.
+    front: FrontCell,
     shared: Arc<Shared<T>>,
     /// Chunk that holds position `position`.
     head: *mut Chunk<T>,
@@ -45,9 +46,8 @@ pub(crate) struct QueueReader<T> {
     /// Messages read since `msgs_read` was last published.
     unpublished: u64,
     /// Publish `msgs_read` after this many messages; 0 = no HWM, only when going to sleep.
+    /// It follows the HWM (which the socket may change) on each refill.
     publish_batch: u64,
-    /// The pipe's HWM, which the socket may change; `publish_batch` follows it on each refill.
-    hwm: HwmCell,
 }
 
 // SAFETY: the raw chunk pointer is the reader's private view of memory owned by the pipe
@@ -56,16 +56,21 @@ pub(crate) struct QueueReader<T> {
 unsafe impl<T: Send> Send for QueueReader<T> {}
 
 impl<T> QueueReader<T> {
-    pub(crate) fn new(shared: Arc<Shared<T>>, first_chunk: *mut Chunk<T>, hwm: HwmCell) -> Self {
+    pub(crate) fn new(
+        shared: Arc<Shared<T>>,
+        front: FrontCell,
+        first_chunk: *mut Chunk<T>,
+    ) -> Self {
+        let publish_batch = publish_batch(front.hwm.load(Ordering::Relaxed));
         Self {
+            front,
             shared,
             head: first_chunk,
             position: 0,
             limit: 0,
             msgs_read: 0,
             unpublished: 0,
-            publish_batch: publish_batch(hwm.load(Ordering::Relaxed)),
-            hwm,
+            publish_batch,
         }
     }
 
@@ -102,7 +107,7 @@ impl<T> QueueReader<T> {
     /// meanwhile); this one is for the reads in the middle of its turn.
     pub fn read_awake(&mut self) -> Read<T> {
         if self.position == self.limit {
-            let seen = self.shared.published.load(Ordering::Acquire);
+            let seen = self.front.published.load(Ordering::Acquire);
             if seen == ASLEEP || seen == self.position {
                 return Read::Empty;
             }
@@ -113,7 +118,7 @@ impl<T> QueueReader<T> {
 
     /// A handle that changes this pipe's HWM.
     pub fn hwm(&self) -> crate::Hwm {
-        crate::Hwm(HwmCell::clone(&self.hwm))
+        crate::Hwm(FrontCell::clone(&self.front))
     }
 
     /// Whether a frame is ready to read, without taking it. A `false` puts the reader to
@@ -125,14 +130,14 @@ impl<T> QueueReader<T> {
     /// Looks for newly published frames; when there are none, goes to sleep, and tells the
     /// writer how much room it has (it may be waiting for exactly that).
     fn refill(&mut self) -> Refill {
-        self.publish_batch = publish_batch(self.hwm.load(Ordering::Relaxed));
-        let seen = self.shared.published.load(Ordering::Acquire);
+        self.publish_batch = publish_batch(self.front.hwm.load(Ordering::Relaxed));
+        let seen = self.front.published.load(Ordering::Acquire);
         if seen != ASLEEP && seen != self.position {
             self.limit = seen;
             return Refill::Ready;
         }
         if seen != ASLEEP {
-            if let Err(seen) = self.shared.published.compare_exchange(
+            if let Err(seen) = self.front.published.compare_exchange(
                 self.position,
                 ASLEEP,
                 Ordering::AcqRel,
@@ -148,9 +153,9 @@ impl<T> QueueReader<T> {
         self.publish_reads(Ordering::Relaxed);
         fence(Ordering::SeqCst);
         self.wake_writer_if_waiting();
-        if self.shared.writer_closed.load(Ordering::Acquire) {
+        if self.front.writer_closed.load(Ordering::Acquire) {
             // The final flush happened before the flag was set; anything it published counts.
-            let seen = self.shared.published.load(Ordering::Acquire);
+            let seen = self.front.published.load(Ordering::Acquire);
             if seen != ASLEEP && seen != self.position {
                 self.limit = seen;
                 return Refill::Ready;
@@ -228,7 +233,7 @@ impl<T> Drop for QueueReader<T> {
         shared
             .reader_position
             .store(self.position, Ordering::Relaxed);
-        shared.reader_closed.store(true, Ordering::Release);
+        self.front.reader_closed.store(true, Ordering::Release);
         shared.writer_wake.notify();
     }
 }
@@ -239,6 +244,7 @@ impl<T> fmt::Debug for QueueReader<T> {
             .field("position", &self.position)
             .field("limit", &self.limit)
             .field("msgs_read", &self.msgs_read)
+            .field("front", &self.front)
             .field("shared", &self.shared)
             .finish_non_exhaustive()
     }

@@ -15,11 +15,41 @@ pub(crate) const ASLEEP: u64 = u64::MAX;
 /// Value of [`Shared::wake_writer_at`] when the writer is not waiting for space.
 pub(crate) const NOT_WAITING: u64 = 0;
 
-pub(crate) struct Shared<T> {
+/// The words both ends touch on every message, on one cache line of their own: the writer
+/// checks `reader_closed` and the HWM before a message and swaps `published` after it, so a
+/// send to a pipe whose line has gone cold (a ROUTER with a thousand peers, issue 15) misses
+/// the cache once for all three rather than once each. Besides `published` these words are
+/// written only when an end closes or an application changes the HWM, so keeping them beside
+/// it adds no traffic between the two ends' cores.
+pub(crate) struct Front {
     /// End of the published frames (an absolute position), or [`ASLEEP`]. The writer moves it
     /// forward on flush; the reader swaps in `ASLEEP` when it has consumed everything. Both
     /// use compare-and-swap, so each knows whether the other got there first.
-    pub(crate) published: CachePadded<AtomicU64>,
+    pub(crate) published: AtomicU64,
+    /// The limit in complete messages (0 = unlimited), which the socket may change while the
+    /// pipe is in use (ZMQ_SNDHWM after connect); see [`crate::Hwm`].
+    pub(crate) hwm: AtomicU64,
+    pub(crate) reader_closed: AtomicBool,
+    pub(crate) writer_closed: AtomicBool,
+}
+
+/// Both ends and the HWM handles hold the front line: its own allocation, so that a [`crate::Hwm`]
+/// needs no type parameter and keeps neither end's frames alive.
+pub(crate) type FrontCell = std::sync::Arc<CachePadded<Front>>;
+
+pub(crate) fn front(hwm: usize) -> FrontCell {
+    std::sync::Arc::new(CachePadded(Front {
+        // A new reader counts as asleep, so the first flush always wakes it: a socket may
+        // wait on its wake-up fd before it ever reads.
+        published: AtomicU64::new(ASLEEP),
+        hwm: AtomicU64::new(u64::try_from(hwm).unwrap_or(u64::MAX)),
+        reader_closed: AtomicBool::new(false),
+        writer_closed: AtomicBool::new(false),
+    }))
+}
+
+/// The state both ends see that is not on the front line.
+pub(crate) struct Shared<T> {
     /// Complete messages the reader has consumed, published every few messages and whenever
     /// the reader goes to sleep or must wake the writer.
     pub(crate) msgs_read: CachePadded<AtomicU64>,
@@ -27,8 +57,6 @@ pub(crate) struct Shared<T> {
     pub(crate) wake_writer_at: CachePadded<AtomicU64>,
     /// One retired chunk kept for reuse, so a steady flow allocates nothing.
     pub(crate) spare: AtomicPtr<Chunk<T>>,
-    pub(crate) reader_closed: AtomicBool,
-    pub(crate) writer_closed: AtomicBool,
     /// Where the reader stood when it was dropped: the clean-up starts there.
     pub(crate) reader_head: AtomicPtr<Chunk<T>>,
     pub(crate) reader_position: AtomicU64,
@@ -45,14 +73,9 @@ impl<T> Shared<T> {
         writer_wake: std::sync::Arc<dyn Notify>,
     ) -> Self {
         Self {
-            // A new reader counts as asleep, so the first flush always wakes it: a socket may
-            // wait on its wake-up fd before it ever reads.
-            published: CachePadded(AtomicU64::new(ASLEEP)),
             msgs_read: CachePadded(AtomicU64::new(0)),
             wake_writer_at: CachePadded(AtomicU64::new(NOT_WAITING)),
             spare: AtomicPtr::new(ptr::null_mut()),
-            reader_closed: AtomicBool::new(false),
-            writer_closed: AtomicBool::new(false),
             reader_head: AtomicPtr::new(first_chunk),
             reader_position: AtomicU64::new(0),
             writer_end: AtomicU64::new(0),
@@ -119,13 +142,21 @@ impl<T> Drop for Shared<T> {
     }
 }
 
+impl fmt::Debug for Front {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Front")
+            .field("published", &self.published.load(Ordering::Relaxed))
+            .field("hwm", &self.hwm.load(Ordering::Relaxed))
+            .field("reader_closed", &self.reader_closed.load(Ordering::Relaxed))
+            .field("writer_closed", &self.writer_closed.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
 impl<T> fmt::Debug for Shared<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Shared")
-            .field("published", &self.published.load(Ordering::Relaxed))
             .field("msgs_read", &self.msgs_read.load(Ordering::Relaxed))
-            .field("reader_closed", &self.reader_closed.load(Ordering::Relaxed))
-            .field("writer_closed", &self.writer_closed.load(Ordering::Relaxed))
             .finish_non_exhaustive()
     }
 }

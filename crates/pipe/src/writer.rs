@@ -4,8 +4,8 @@ use std::fmt;
 use std::sync::atomic::Ordering;
 
 use crate::chunk::{slot_index, starts_chunk, Chunk, Slot};
-use crate::hwm::{Hwm, HwmCell};
-use crate::shared::{Shared, ASLEEP, NOT_WAITING};
+use crate::hwm::Hwm;
+use crate::shared::{Front, FrontCell, Shared, ASLEEP, NOT_WAITING};
 use crate::sync::{fence, Arc};
 
 /// Most messages the writer waits to be freed before it is woken after a refusal (libzmq caps
@@ -20,25 +20,32 @@ const MAX_WAKE_BATCH: u64 = 1024;
 ///   ... read ... | flushed ......... | complete ....... | end
 ///                ^ visible to reader ^ whole messages  ^ frames of the message being written
 /// ```
+///
+/// `repr(C)` with the fields every message touches first: they fill one cache line (the
+/// `Writer` enum's tag aside, which goes before or after them), so that a send to a peer whose
+/// pipe has gone cold misses once for the writer's own state (issue 15).
+#[repr(C)]
 pub(crate) struct QueueWriter<T> {
-    shared: Arc<Shared<T>>,
+    /// The words both ends touch on each message: `published`, the closed flags, the HWM.
+    front: FrontCell,
     /// Chunk that holds position `end` (always allocated before `end` reaches it).
     tail: *mut Chunk<T>,
     /// Next position to write.
     end: u64,
     /// End of the last complete message written; `flush` publishes up to here.
     complete: u64,
-    /// Chunk that holds position `complete`, where `rollback` starts.
-    complete_chunk: *mut Chunk<T>,
     /// What the writer last stored in `published`.
     flushed: u64,
     /// Complete messages written so far.
     msgs_written: u64,
     /// The reader's message count as last seen; stale by at most a publication interval.
     peer_read: u64,
-    /// The limit in complete messages, 0 = unlimited; read on each message, since the socket
-    /// may change it (ZMQ_SNDHWM after connect).
-    hwm: HwmCell,
+    // Above: one cache line. Below: what only chunk boundaries, rollback and drop need.
+    /// While a message of several frames is being written, the chunk that holds position
+    /// `complete`, where `rollback` starts (recorded by its first frame; between messages
+    /// that chunk is `tail`, so the field is stale then and never read).
+    complete_chunk: *mut Chunk<T>,
+    shared: Arc<Shared<T>>,
     /// Chunks this end has allocated, to prove a steady flow allocates none.
     chunk_allocations: u64,
 }
@@ -49,17 +56,21 @@ pub(crate) struct QueueWriter<T> {
 unsafe impl<T: Send> Send for QueueWriter<T> {}
 
 impl<T> QueueWriter<T> {
-    pub(crate) fn new(shared: Arc<Shared<T>>, first_chunk: *mut Chunk<T>, hwm: HwmCell) -> Self {
+    pub(crate) fn new(
+        shared: Arc<Shared<T>>,
+        front: FrontCell,
+        first_chunk: *mut Chunk<T>,
+    ) -> Self {
         Self {
-            shared,
+            front,
             tail: first_chunk,
             end: 0,
             complete: 0,
-            complete_chunk: first_chunk,
             flushed: 0,
             msgs_written: 0,
             peer_read: 0,
-            hwm,
+            complete_chunk: first_chunk,
+            shared,
             chunk_allocations: 1,
         }
     }
@@ -72,11 +83,18 @@ impl<T> QueueWriter<T> {
     /// the reader has freed space (or closed). Once the reader is gone frames are accepted
     /// and dropped at once; [`Self::is_closed`] tells the caller.
     pub fn try_write(&mut self, item: T, more: bool) -> Result<(), T> {
-        if self.shared.reader_closed.load(Ordering::Acquire) {
+        if self.front.reader_closed.load(Ordering::Acquire) {
             return Ok(());
         }
-        if !self.in_message() && !self.has_room() {
-            return Err(item);
+        if !self.in_message() {
+            if !self.has_room() {
+                return Err(item);
+            }
+            if more {
+                // Between messages the chunk holding `complete` is `tail`; a message of one
+                // frame is complete at once and never rolled back.
+                self.complete_chunk = self.tail;
+            }
         }
         // SAFETY: position `end` is in `tail` and vacant: the reader never reads past
         // `published`, which is at most `complete` <= `end`, and the slot was vacated (or never
@@ -92,7 +110,6 @@ impl<T> QueueWriter<T> {
         }
         if !more {
             self.complete = self.end;
-            self.complete_chunk = self.tail;
             self.msgs_written += 1;
         }
         Ok(())
@@ -100,10 +117,16 @@ impl<T> QueueWriter<T> {
 
     /// Whether the first frame of the next message would be accepted. A `false` arms the same
     /// wake-up as a refused [`Self::try_write`]. In the middle of a message it is `true`.
+    ///
+    /// A caller asks before it writes (a ROUTER on the routing id frame, before the body), so
+    /// this also starts loading the slot the next frame goes to: with many peers that slot's
+    /// line is cold, and the flush's compare-and-swap would otherwise wait for the write to
+    /// it (issue 15).
     pub fn can_write(&self) -> bool {
-        self.in_message()
-            || self.shared.reader_closed.load(Ordering::Acquire)
-            || self.check_room().0
+        // SAFETY: `tail` is live while the writer holds positions in it; only its address is
+        // used.
+        unsafe { (*self.tail).prefetch(slot_index(self.end)) };
+        self.in_message() || self.front.reader_closed.load(Ordering::Acquire) || self.check_room().0
     }
 
     /// Publishes every complete message written so far (the frames of an unfinished message
@@ -112,7 +135,7 @@ impl<T> QueueWriter<T> {
         if self.complete == self.flushed {
             return;
         }
-        let published = &self.shared.published;
+        let published = &self.front.published;
         let result = published.compare_exchange(
             self.flushed,
             self.complete,
@@ -132,6 +155,9 @@ impl<T> QueueWriter<T> {
     /// Drops the frames of the message being written (the connection died half way through
     /// it); complete messages, flushed or not, stay.
     pub fn rollback(&mut self) {
+        if !self.in_message() {
+            return;
+        }
         let mut chunk = self.complete_chunk;
         let mut position = self.complete;
         while position < self.end {
@@ -164,18 +190,23 @@ impl<T> QueueWriter<T> {
         self.end = self.complete;
     }
 
+    /// The address of the front line, for [`crate::prefetch`].
+    pub fn front_line(&self) -> usize {
+        std::ptr::from_ref::<Front>(&self.front) as usize
+    }
+
     /// A handle that changes this pipe's HWM.
     pub fn hwm(&self) -> Hwm {
-        Hwm(HwmCell::clone(&self.hwm))
+        Hwm(FrontCell::clone(&self.front))
     }
 
     fn limit(&self) -> u64 {
-        self.hwm.load(Ordering::Relaxed)
+        self.front.hwm.load(Ordering::Relaxed)
     }
 
     /// Whether the reader has been dropped; writes are then pointless (and discarded).
     pub fn is_closed(&self) -> bool {
-        self.shared.reader_closed.load(Ordering::Acquire)
+        self.front.reader_closed.load(Ordering::Acquire)
     }
 
     fn in_message(&self) -> bool {
@@ -239,6 +270,14 @@ impl<T> QueueWriter<T> {
     pub(crate) fn chunk_allocations(&self) -> u64 {
         self.chunk_allocations
     }
+
+    /// The addresses of the fields every message touches, first to last byte.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn hot_fields(&self) -> std::ops::Range<usize> {
+        let start = std::ptr::from_ref(&self.front) as usize;
+        let end = std::ptr::from_ref(&self.peer_read) as usize + std::mem::size_of::<u64>();
+        start..end
+    }
 }
 
 impl<T> Drop for QueueWriter<T> {
@@ -249,11 +288,11 @@ impl<T> Drop for QueueWriter<T> {
         self.flush();
         let shared = &self.shared;
         shared.writer_end.store(self.end, Ordering::Release);
-        shared.writer_closed.store(true, Ordering::Release);
+        self.front.writer_closed.store(true, Ordering::Release);
         // Pairs with the reader's fence between going to sleep and checking `writer_closed`:
         // either it sees the flag or we see it asleep and wake it.
         fence(Ordering::SeqCst);
-        if shared.published.load(Ordering::Acquire) == ASLEEP {
+        if self.front.published.load(Ordering::Acquire) == ASLEEP {
             shared.reader_wake.notify();
         }
     }
@@ -266,7 +305,7 @@ impl<T> fmt::Debug for QueueWriter<T> {
             .field("complete", &self.complete)
             .field("flushed", &self.flushed)
             .field("msgs_written", &self.msgs_written)
-            .field("hwm", &self.limit())
+            .field("front", &self.front)
             .field("shared", &self.shared)
             .finish_non_exhaustive()
     }
