@@ -28,7 +28,7 @@
 //! `send` into one that always has room) never waits, so without help it would never give its
 //! worker back and the other tasks there would starve. So the operations spend tokio's task
 //! budget (`tokio::task::coop`: 128 units each time a task is polled), as tokio's own sockets
-//! and channels do, one unit every [`OPS_PER_UNIT`] (32) operations of a socket; once the
+//! and channels do, one unit every [`OPS_PER_UNIT`] (8) operations of a socket; once the
 //! budget is spent the operation returns `Pending` before it touches the socket, and the task
 //! is polled again after the others had a turn. An operation is one call: a part for `recv`
 //! and `send`, a message for `recv_multipart`, `send_multipart`, the `Stream` and the `Sink`
@@ -54,17 +54,15 @@ use crate::error::{Error, Result};
 use crate::msg::{Metadata, Msg};
 
 /// Operations per unit of tokio's task budget. tokio's budget (128 units a poll) is sized for
-/// its own resources, where a unit is a socket read or a channel receive of a microsecond or
-/// more; a message through a ferromq pipe costs 50-100 ns. What a yield costs is less the
-/// yield than what follows on the multi-thread runtime: the worker turns the I/O driver
-/// before it runs the task again, which can pull the peer's task onto it, and a worker with
-/// two runnable tasks wakes an idle one to steal one; so the two loops of a spawned pair
-/// change workers and hand over through sleeps far more often (a yield every 128 messages
-/// cost the inproc pair 10-45% of its throughput; every 1,024, against every 4,096, 2.8x the
-/// wake-ups and 1.5x the CPU, docs/performance.md). So a unit is 32 operations of a socket:
-/// a task looping over a socket that never waits yields every 4,096, about 0.2-0.4 ms of
-/// work, which is what 128 of tokio's own operations take.
-const OPS_PER_UNIT: u8 = 32;
+/// its own resources, where a unit is a socket read or a channel receive; a message through a
+/// ferromq pipe costs 50-100 ns, and spending a unit (a thread-local update) on each one, plus
+/// a return to the scheduler every 128 messages, cost the spawned inproc pair 10-45% of its
+/// throughput (docs/performance.md). So a unit is 8 operations of a socket, and a task looping
+/// over a socket that never waits yields every 1,024. A unit every 32 operations (a yield
+/// every 4,096) was tried: it saved wake-ups when the two workers shared a busy CPU, but on an
+/// idle machine the spawned tcp pair was about 10% slower with it (session 15), and the longer
+/// a loop holds its worker, the longer the other tasks there wait.
+const OPS_PER_UNIT: u8 = 8;
 
 /// Which operation waits: each keeps its own task's waker.
 #[derive(Debug, Clone, Copy)]
@@ -76,8 +74,8 @@ enum Dir {
 /// A socket for async code on tokio. Create it inside a runtime with I/O enabled.
 ///
 /// The operations spend tokio's task budget (`tokio::task::coop`), as tokio's own sockets
-/// do, one unit every 32 operations: a task looping over a socket that always has a message
-/// (or always has room) yields to the other tasks on its worker every 4,096 instead of starving
+/// do, one unit every 8 operations: a task looping over a socket that always has a message
+/// (or always has room) yields to the other tasks on its worker every 1,024 instead of starving
 /// them; `tokio::task::coop::unconstrained` opts a task out.
 ///
 /// Every future it returns is `Send`, so the socket can move into `tokio::spawn` on the

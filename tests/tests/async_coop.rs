@@ -7,7 +7,7 @@
 //! yields: on a current-thread runtime (or one worker) every other task waits until the loop
 //! ends. Each test floods one direction, runs the loop as a task, spawns a second task that
 //! records how far the loop had got when it first ran, and asks that it ran early.
-//! (ferromq spends one unit every 32 operations of a socket, not every one: see `OPS_PER_UNIT`
+//! (ferromq spends one unit every 8 operations of a socket, not every one: see `OPS_PER_UNIT`
 //! in src/api/async_socket.rs.)
 
 use std::future::Future;
@@ -19,11 +19,11 @@ use ferromq::{AsyncSocket, Context, Multipart, RecvFlags, SendFlags, Socket, Soc
 use futures::{SinkExt, StreamExt};
 
 /// Messages the looping task handles, all available (or all with room) before it starts.
-const FLOOD: usize = 20_000;
+const FLOOD: usize = 10_000;
 /// How many of them the loop may get through before the other task runs: tokio's budget is
-/// 128 units and a socket spends one every 32 operations, so the loop yields after 4,096;
+/// 128 units and a socket spends one every 8 operations, so the loop yields after 1,024;
 /// far below `FLOOD`, which is what a loop that never yields reaches.
-const WITHIN: usize = 5_000;
+const WITHIN: usize = 2_000;
 
 /// A blocking PUSH and an async PULL (or the other way round, `async_push`) over inproc,
 /// with no HWM on either side, so every send is taken at once.
