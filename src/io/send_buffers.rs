@@ -57,6 +57,14 @@ const MAX_SMALL: usize = 4 * 1024;
 /// messages are all gone.
 const LOOK_EVERY: usize = 4 * 1024;
 
+/// Bytes of a buffer small copies walk through before they move to a buffer whose messages are
+/// all gone, when there is one. Walking on through 256 KiB made a stream of small messages
+/// cycle through twice that (two buffers taking turns) where a few tens of KiB are in flight:
+/// each body's line was then a cache miss for the I/O thread that encodes it (half a MiB is
+/// all of this CPU's L2). With a window, two or three windows take turns and stay in cache
+/// (issue 18, session 15: tcp 64 B sender).
+const SMALL_WINDOW: usize = 32 * 1024;
+
 /// Largest copy that may skip the look. Larger ones look every time, as the look costs little
 /// beside their copy, and a look only every few of them let a sender with a few messages in
 /// flight miss the moments its buffer was free and make buffers it did not need
@@ -129,10 +137,17 @@ impl SendBuffers {
         // left in the current buffer; a large one always takes a buffer from its start, so
         // alternating between two buffers is all a ping-pong of large messages touches.
         let small = len <= MAX_SMALL;
-        let free = order(self.current).find(|&i| {
+        let whole = |slot: &mut BytesMut, size: usize| slot.try_reclaim(size) && len <= size;
+        let mut free = order(self.current).find(|&i| {
             let (slot, size) = &mut self.slots[i];
-            (slot.try_reclaim(*size) && len <= *size) || (small && slot.try_reclaim(len))
+            // Bytes already cut from this buffer since it last started over.
+            let walked = size.saturating_sub(slot.capacity());
+            whole(slot, *size) || (small && walked < SMALL_WINDOW && slot.try_reclaim(len))
         });
+        if free.is_none() && small {
+            // Past the window with no other buffer free: on through the rest of this one.
+            free = order(self.current).find(|&i| self.slots[i].0.try_reclaim(len));
+        }
         let at = match free {
             Some(at) => at,
             None if n < KEPT => {
