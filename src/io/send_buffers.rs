@@ -223,6 +223,37 @@ mod tests {
     }
 
     #[test]
+    fn small_copies_move_to_a_free_buffer_past_the_window() {
+        let mut bufs = SendBuffers::default();
+        // Six buffers of SLOT bytes, all free.
+        let held: Vec<Bytes> = (0..6).map(|_| bufs.copy(&[1; SLOT])).collect();
+        drop(held);
+        let first = bufs.copy(&[2; 1000]);
+        let base = first.as_ptr() as usize;
+        // Live small messages past the window: the copies go on in another buffer, whose
+        // messages are all gone, from its start, rather than through the rest of this one.
+        let live: Vec<Bytes> = (0..SMALL_WINDOW / 1000 + 1)
+            .map(|_| bufs.copy(&[3; 1000]))
+            .collect();
+        let last = live.last().map_or(0, |b| b.as_ptr() as usize);
+        assert!(
+            last < base || last >= base + SLOT,
+            "past the window, in another buffer: {base:x} {last:x}"
+        );
+        assert!(live.iter().all(|b| b[..] == [3; 1000]) && first[..] == [2; 1000]);
+        // With no other buffer free, copies go on in the current one past the window.
+        let mut one = SendBuffers::default();
+        let a = one.copy(&[4; 1000]);
+        let all: Vec<Bytes> = (0..100).map(|_| one.copy(&[5; 1000])).collect();
+        assert!(all.iter().all(|b| b[..] == [5; 1000]) && a[..] == [4; 1000]);
+        assert_eq!(
+            one.slots.len(),
+            4,
+            "8, 16, 32 and 64 KiB: no new buffer past the window"
+        );
+    }
+
+    #[test]
     fn a_full_buffer_is_reused_once_its_messages_are_gone() {
         let mut bufs = SendBuffers::default();
         let first = bufs.copy(&[7; 1000]);
