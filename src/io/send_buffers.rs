@@ -57,14 +57,6 @@ const MAX_SMALL: usize = 4 * 1024;
 /// messages are all gone.
 const LOOK_EVERY: usize = 4 * 1024;
 
-/// Bytes of a buffer small copies walk through before they move to a buffer whose messages are
-/// all gone, when there is one. Walking on through 256 KiB made a stream of small messages
-/// cycle through twice that (two buffers taking turns) where a few tens of KiB are in flight:
-/// each body's line was then a cache miss for the I/O thread that encodes it (half a MiB is
-/// all of this CPU's L2). With a window, two or three windows take turns and stay in cache
-/// (issue 18, session 15: tcp 64 B sender).
-const SMALL_WINDOW: usize = 32 * 1024;
-
 /// Largest copy that may skip the look. Larger ones look every time, as the look costs little
 /// beside their copy, and a look only every few of them let a sender with a few messages in
 /// flight miss the moments its buffer was free and make buffers it did not need
@@ -137,17 +129,10 @@ impl SendBuffers {
         // left in the current buffer; a large one always takes a buffer from its start, so
         // alternating between two buffers is all a ping-pong of large messages touches.
         let small = len <= MAX_SMALL;
-        let whole = |slot: &mut BytesMut, size: usize| slot.try_reclaim(size) && len <= size;
-        let mut free = order(self.current).find(|&i| {
+        let free = order(self.current).find(|&i| {
             let (slot, size) = &mut self.slots[i];
-            // Bytes already cut from this buffer since it last started over.
-            let walked = size.saturating_sub(slot.capacity());
-            whole(slot, *size) || (small && walked < SMALL_WINDOW && slot.try_reclaim(len))
+            (slot.try_reclaim(*size) && len <= *size) || (small && slot.try_reclaim(len))
         });
-        if free.is_none() && small {
-            // Past the window with no other buffer free: on through the rest of this one.
-            free = order(self.current).find(|&i| self.slots[i].0.try_reclaim(len));
-        }
         let at = match free {
             Some(at) => at,
             None if n < KEPT => {
@@ -220,37 +205,6 @@ mod tests {
         // A larger small one looks every time.
         let sixth = bufs.copy(&[7; 1000]);
         assert_eq!(sixth.as_ptr() as usize, base, "all gone: from the start");
-    }
-
-    #[test]
-    fn small_copies_move_to_a_free_buffer_past_the_window() {
-        let mut bufs = SendBuffers::default();
-        // Six buffers of SLOT bytes, all free.
-        let held: Vec<Bytes> = (0..6).map(|_| bufs.copy(&[1; SLOT])).collect();
-        drop(held);
-        let first = bufs.copy(&[2; 1000]);
-        let base = first.as_ptr() as usize;
-        // Live small messages past the window: the copies go on in another buffer, whose
-        // messages are all gone, from its start, rather than through the rest of this one.
-        let live: Vec<Bytes> = (0..SMALL_WINDOW / 1000 + 1)
-            .map(|_| bufs.copy(&[3; 1000]))
-            .collect();
-        let last = live.last().map_or(0, |b| b.as_ptr() as usize);
-        assert!(
-            last < base || last >= base + SLOT,
-            "past the window, in another buffer: {base:x} {last:x}"
-        );
-        assert!(live.iter().all(|b| b[..] == [3; 1000]) && first[..] == [2; 1000]);
-        // With no other buffer free, copies go on in the current one past the window.
-        let mut one = SendBuffers::default();
-        let a = one.copy(&[4; 1000]);
-        let all: Vec<Bytes> = (0..100).map(|_| one.copy(&[5; 1000])).collect();
-        assert!(all.iter().all(|b| b[..] == [5; 1000]) && a[..] == [4; 1000]);
-        assert_eq!(
-            one.slots.len(),
-            4,
-            "8, 16, 32 and 64 KiB: no new buffer past the window"
-        );
     }
 
     #[test]
