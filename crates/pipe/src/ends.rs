@@ -164,6 +164,27 @@ impl<T> Reader<T> {
         }
     }
 
+    /// Hands each frame [`Reader::read_awake`] would return to `f`, in order, until `f`
+    /// returns `false` (then `false`) or the pipe is empty (then `true`; the reader stays
+    /// awake, as after `read_awake`). For a reader that takes many frames in a row: a frame
+    /// passed as a value costs none of the stack round trip of a returned [`Read`].
+    #[inline]
+    pub fn read_awake_each(&mut self, mut f: impl FnMut(T, bool) -> bool) -> bool {
+        match &mut self.0 {
+            ReaderKind::Queue(r) => r.read_awake_each(f),
+            ReaderKind::Conflate(r) => loop {
+                match r.read_awake() {
+                    Read::Item { item, more } => {
+                        if !f(item, more) {
+                            return false;
+                        }
+                    }
+                    Read::Empty | Read::Closed => return true,
+                }
+            },
+        }
+    }
+
     /// Whether a frame is ready to read, without taking it. A `false` puts the reader to
     /// sleep exactly as [`Reader::read`] returning `Empty` does (or means the pipe is closed).
     #[inline]

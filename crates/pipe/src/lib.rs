@@ -297,6 +297,58 @@ mod tests {
     }
 
     #[test]
+    fn read_awake_each_takes_frames_in_order_and_stays_awake() {
+        for conflate in [false, true] {
+            let reader_wake = std::sync::Arc::new(Counter::default());
+            let writer_wake = std::sync::Arc::new(Counter::default());
+            let (mut w, mut r) = if conflate {
+                pipe_conflate::<u32>(reader_wake.clone(), writer_wake)
+            } else {
+                pipe::<u32>(0, reader_wake.clone(), writer_wake)
+            };
+            for (i, more) in [(1, true), (2, false), (3, false)] {
+                w.try_write(i, more).unwrap();
+            }
+            w.flush();
+            assert_eq!(reader_wake.get(), 1);
+            let mut seen = Vec::new();
+            // Stopped by `f` after the first frame: the rest stays for the next call.
+            assert!(!r.read_awake_each(|i, more| {
+                seen.push((i, more));
+                false
+            }));
+            assert!(r.read_awake_each(|i, more| {
+                seen.push((i, more));
+                true
+            }));
+            if conflate {
+                // Only the newest whole message.
+                assert_eq!(seen, [(3, false)]);
+            } else {
+                assert_eq!(seen, [(1, true), (2, false), (3, false)]);
+            }
+            // Empty, but awake: the next flush costs no wake-up, and is seen.
+            w.try_write(4, false).unwrap();
+            w.flush();
+            assert_eq!(reader_wake.get(), 1);
+            seen.clear();
+            assert!(r.read_awake_each(|i, more| {
+                seen.push((i, more));
+                true
+            }));
+            assert_eq!(seen, [(4, false)]);
+            assert_eq!(r.read(), Read::Empty);
+            w.try_write(5, false).unwrap();
+            w.flush();
+            assert_eq!(
+                reader_wake.get(),
+                2,
+                "asleep after `read`: the flush wakes it"
+            );
+        }
+    }
+
+    #[test]
     fn read_awake_arms_no_wake_up_until_a_sleeping_read() {
         for conflate in [false, true] {
             let reader_wake = std::sync::Arc::new(Counter::default());
