@@ -296,16 +296,22 @@ mod tests {
         assert!(w.hwm().is_none());
     }
 
+    /// An unbounded pipe of `u32`s, conflating or not, and the counter its reader's wake-ups go to.
+    fn unbounded_pair(conflate: bool) -> (Writer<u32>, Reader<u32>, std::sync::Arc<Counter>) {
+        let reader_wake = std::sync::Arc::new(Counter::default());
+        let writer_wake = std::sync::Arc::new(Counter::default());
+        let (w, r) = if conflate {
+            pipe_conflate::<u32>(reader_wake.clone(), writer_wake)
+        } else {
+            pipe::<u32>(0, reader_wake.clone(), writer_wake)
+        };
+        (w, r, reader_wake)
+    }
+
     #[test]
     fn read_awake_each_takes_frames_in_order_and_stays_awake() {
         for conflate in [false, true] {
-            let reader_wake = std::sync::Arc::new(Counter::default());
-            let writer_wake = std::sync::Arc::new(Counter::default());
-            let (mut w, mut r) = if conflate {
-                pipe_conflate::<u32>(reader_wake.clone(), writer_wake)
-            } else {
-                pipe::<u32>(0, reader_wake.clone(), writer_wake)
-            };
+            let (mut w, mut r, reader_wake) = unbounded_pair(conflate);
             for (i, more) in [(1, true), (2, false), (3, false)] {
                 w.try_write(i, more).unwrap();
             }
@@ -351,13 +357,7 @@ mod tests {
     #[test]
     fn read_awake_arms_no_wake_up_until_a_sleeping_read() {
         for conflate in [false, true] {
-            let reader_wake = std::sync::Arc::new(Counter::default());
-            let writer_wake = std::sync::Arc::new(Counter::default());
-            let (mut w, mut r) = if conflate {
-                pipe_conflate::<u32>(reader_wake.clone(), writer_wake)
-            } else {
-                pipe::<u32>(0, reader_wake.clone(), writer_wake)
-            };
+            let (mut w, mut r, reader_wake) = unbounded_pair(conflate);
             // A new reader counts as asleep: the first flush wakes it.
             w.try_write(1, false).unwrap();
             w.flush();
