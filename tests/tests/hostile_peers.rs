@@ -71,6 +71,18 @@ fn pull_with_monitor(ctx: &Context, tag: &str) -> (Socket, Socket, u16) {
     (pull, watcher, port)
 }
 
+/// A PULL bound to a tcp port (linger 0, a 5 s receive timeout) and a raw tcp stream connected
+/// to it, which speaks whatever bytes the test writes.
+fn pull_and_raw_peer(ctx: &Context) -> (Socket, TcpStream) {
+    let mut pull = ctx.socket(SocketType::Pull).expect("pull");
+    pull.set_linger(0).expect("linger");
+    pull.set_rcvtimeo(5_000).expect("rcvtimeo");
+    pull.bind("tcp://127.0.0.1:*").expect("bind");
+    let port = tcp_port(&pull.last_endpoint().expect("endpoint"));
+    let raw = TcpStream::connect(("127.0.0.1", port)).expect("raw connect");
+    (pull, raw)
+}
+
 /// Sends `prefix`, then floods up to [`FLOOD_BYTES`] until the connection breaks. Returns how
 /// long after the prefix the socket closed the connection (None if it did not within 5 s) and
 /// the highest RSS seen meanwhile.
@@ -289,12 +301,7 @@ fn a_large_message_is_freed_when_the_application_drops_it() {
     const LARGE: usize = 64 * 1024 * 1024;
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let ctx = Context::new();
-    let mut pull = ctx.socket(SocketType::Pull).expect("pull");
-    pull.set_linger(0).expect("linger");
-    pull.set_rcvtimeo(5_000).expect("rcvtimeo");
-    pull.bind("tcp://127.0.0.1:*").expect("bind");
-    let port = tcp_port(&pull.last_endpoint().expect("endpoint"));
-    let mut raw = TcpStream::connect(("127.0.0.1", port)).expect("raw");
+    let (mut pull, mut raw) = pull_and_raw_peer(&ctx);
     let large_frame = {
         let mut f = long_header(false, LARGE as u64);
         f.resize(f.len() + LARGE, 0x5a);
@@ -341,12 +348,7 @@ fn a_large_message_is_freed_when_the_application_drops_it() {
 #[test]
 fn unparseable_commands_after_the_handshake_are_ignored() {
     let ctx = Context::new();
-    let mut pull = ctx.socket(SocketType::Pull).expect("pull");
-    pull.set_linger(0).expect("linger");
-    pull.set_rcvtimeo(5_000).expect("rcvtimeo");
-    pull.bind("tcp://127.0.0.1:*").expect("bind");
-    let port = tcp_port(&pull.last_endpoint().expect("endpoint"));
-    let mut raw = TcpStream::connect(("127.0.0.1", port)).expect("raw connect");
+    let (mut pull, mut raw) = pull_and_raw_peer(&ctx);
     let mut wire = greeting();
     wire.extend_from_slice(&ready(b"PUSH"));
     wire.extend_from_slice(b"\x04\x00"); // empty command frame
