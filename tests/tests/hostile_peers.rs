@@ -226,9 +226,10 @@ fn io_threads() -> Vec<std::path::PathBuf> {
 ///
 /// A round trip is timed less what its two threads spent waiting for a CPU: while the frame
 /// streams the I/O thread is never idle, so on a loaded machine it competes for a CPU at every
-/// hop and round trips of 50-130 ms were all run-queue wait (1 run in 8 failed at load
-/// average 9 with four busy loops on the 2-core machine, when wall time was bounded). Time the
-/// I/O thread spends on the big frame, or asleep, while the ping waits is still counted.
+/// hop. With wall time bounded, 4 of 30 runs failed at load average 6-9 (four busy loops on
+/// the 2-core machine) and 14 of 25 at 5-11 (six), yet round trips of up to 222 ms had only
+/// 1-2.3 ms that was not run-queue wait. Time the I/O thread spends on a CPU (the old growing
+/// copy of the body: 130-250 ms) or asleep while the ping waits still counts.
 #[test]
 fn a_huge_frame_in_flight_does_not_stall_other_peers() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
