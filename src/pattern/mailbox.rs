@@ -182,9 +182,10 @@ impl Drop for CoreGuard<'_> {
             ) {
                 Ok(_) => return,
                 // `PENDING`: cleared before the queue is read, so a command queued after the
-                // read sets it again and this loop comes back for it.
+                // read sets it again and this loop comes back for it. A swap, not a store:
+                // reading the deliverers' `fetch_or`s makes what they queued visible here.
                 Err(_) => {
-                    self.shared.state.store(LOCKED, Ordering::Relaxed);
+                    self.shared.state.swap(LOCKED, Ordering::Acquire);
                     self.apply_queued();
                 }
             }
@@ -211,8 +212,9 @@ impl Shared {
         core
     }
 
-    /// [`Shared::lock`] when the word was not 0: a deliverer holds the core, or a command is
-    /// pending. Waits for the first, applies the second.
+    /// [`Shared::lock`] when the word was not 0: a deliverer holds the core. Waits for it. A
+    /// command pending meanwhile (`PENDING` is set with `LOCKED`, and survives a release only
+    /// after a panic while applying) is applied when this thread lets go.
     #[cold]
     #[inline(never)]
     fn lock_contended(&self) {
@@ -228,11 +230,6 @@ impl Shared {
             } else {
                 std::thread::yield_now();
             }
-        }
-        if self.state.load(Ordering::Relaxed) & PENDING != 0 {
-            self.state.store(LOCKED, Ordering::Relaxed);
-            // SAFETY: `LOCKED` is ours since the `fetch_or` above found it clear.
-            unsafe { &mut *self.core.get() }.apply_queued();
         }
     }
 
