@@ -167,27 +167,43 @@ impl DerefMut for CoreGuard<'_> {
 }
 
 impl Drop for CoreGuard<'_> {
+    /// Lets go: `LOCKED` to 0, unless a command is pending (kept inline, the rest out of line).
+    #[inline]
     fn drop(&mut self) {
+        if self
+            .shared
+            .state
+            .compare_exchange(LOCKED, 0, Ordering::Release, Ordering::Relaxed)
+            .is_err()
+        {
+            self.release_pending();
+        }
+    }
+}
+
+impl CoreGuard<'_> {
+    /// Letting go found `PENDING` set: applies the queue, then tries again.
+    #[cold]
+    #[inline(never)]
+    fn release_pending(&mut self) {
         if std::thread::panicking() {
-            // A command that panicked while being applied is not applied again.
+            // A command that panicked while being applied is not applied again here.
             self.shared.state.fetch_and(!LOCKED, Ordering::Release);
             return;
         }
         loop {
-            match self.shared.state.compare_exchange(
-                LOCKED,
-                0,
-                Ordering::Release,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return,
-                // `PENDING`: cleared before the queue is read, so a command queued after the
-                // read sets it again and this loop comes back for it. A swap, not a store:
-                // reading the deliverers' `fetch_or`s makes what they queued visible here.
-                Err(_) => {
-                    self.shared.state.swap(LOCKED, Ordering::Acquire);
-                    self.apply_queued();
-                }
+            // `PENDING` is cleared before the queue is read, so a command queued after the
+            // read sets it again and the compare-and-swap below fails. A swap, not a store:
+            // reading the deliverers' `fetch_or`s makes what they queued visible here.
+            self.shared.state.swap(LOCKED, Ordering::Acquire);
+            self.apply_queued();
+            if self
+                .shared
+                .state
+                .compare_exchange(LOCKED, 0, Ordering::Release, Ordering::Relaxed)
+                .is_ok()
+            {
+                return;
             }
         }
     }
