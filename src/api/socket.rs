@@ -30,6 +30,7 @@ use crate::msg::Msg;
 use crate::option::{self, Options};
 use crate::pattern;
 use crate::pattern::mailbox::{socket_core, Mailbox, Shared};
+use crate::pattern::Lent;
 use crate::runtime::CtxInner;
 use crate::transport::inproc::InprocSide;
 use crate::transport::ipc::ipc_bind;
@@ -545,8 +546,30 @@ impl Socket {
     /// # Ok::<(), ferromq::Error>(())
     /// ```
     pub fn send_slice(&mut self, data: &[u8], flags: SendFlags) -> SendResult<Msg> {
-        let body = self.copy_to_send(data);
-        self.send(body, flags)
+        // The first try lends the bytes: the pattern copies them only if it keeps the frame.
+        // A refused frame comes back copied, and any wait and retry goes on with that copy.
+        let more = flags.contains(SendFlags::SNDMORE);
+        let refused = if self.ctx.is_terminated() {
+            (Error::Term, self.copy_to_send(data))
+        } else {
+            let mut core = self.shared.lock();
+            let frame = Lent {
+                data,
+                buffers: &mut self.send_buffers,
+            };
+            let sent = core.pattern.send_lent(frame, more, &self.options);
+            self.shared.unlock(core);
+            match sent {
+                Ok(()) => return Ok(()),
+                Err(refused) => refused,
+            }
+        };
+        match refused {
+            (Error::Again, frame) if !flags.contains(SendFlags::DONTWAIT) => {
+                self.send(frame, flags)
+            }
+            (e, frame) => Err(SendError::new(e, Msg::new(frame))),
+        }
     }
 
     /// A copy of `data` in the socket's send buffers.

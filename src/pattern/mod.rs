@@ -11,6 +11,7 @@ use ferromq_zmtp::{Metadata, SocketType};
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
+use crate::io::send_buffers::SendBuffers;
 use crate::msg::Msg;
 use crate::option::Options;
 use peer_set::PeerSet;
@@ -37,6 +38,43 @@ mod xsub;
 /// A refused send gives the frame back so the caller can retry it.
 pub(crate) type SendResult = std::result::Result<(), (Error, Bytes)>;
 
+/// A frame on its way into a pattern: one the caller made (`Bytes`), or bytes it lends
+/// ([`Lent`]) that are copied only if the pattern keeps them.
+pub(crate) trait OutFrame {
+    /// The frame's bytes, to look at.
+    fn bytes(&self) -> &[u8];
+    /// The frame itself, to keep or pass on.
+    fn into_bytes(self) -> Bytes;
+}
+
+impl OutFrame for Bytes {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+    fn into_bytes(self) -> Bytes {
+        self
+    }
+}
+
+/// The caller's bytes (`zmq_send`, `Socket::send_slice`), copied into the socket's send
+/// buffers only when a pattern keeps them. ROUTER only looks up a routing id frame, and PUB
+/// drops a frame nobody subscribed to: for those the copy, and the count its buffer keeps of
+/// its messages (+1 when cut, -1 when dropped, two atomic read-modify-writes), are not made
+/// at all (issue 18).
+pub(crate) struct Lent<'a> {
+    pub(crate) data: &'a [u8],
+    pub(crate) buffers: &'a mut SendBuffers,
+}
+
+impl OutFrame for Lent<'_> {
+    fn bytes(&self) -> &[u8] {
+        self.data
+    }
+    fn into_bytes(self) -> Bytes {
+        self.buffers.copy(self.data)
+    }
+}
+
 /// The behaviour of one socket type.
 pub(crate) trait Pattern: Send {
     /// A peer's pipes arrived.
@@ -54,6 +92,11 @@ pub(crate) trait Pattern: Send {
     fn hwm_changed(&mut self) {}
     /// Sends one frame; `more` says the message goes on.
     fn send(&mut self, frame: Bytes, more: bool, options: &Options) -> SendResult;
+    /// [`Pattern::send`] of lent bytes; a refused frame comes back copied. Patterns that keep
+    /// every frame they take need not say more than this.
+    fn send_lent(&mut self, frame: Lent<'_>, more: bool, options: &Options) -> SendResult {
+        self.send(frame.into_bytes(), more, options)
+    }
     /// Receives one frame, `Again` when none is ready.
     fn recv(&mut self) -> Result<Msg>;
     /// Whether `recv` would succeed now.

@@ -22,7 +22,7 @@ use crate::option::Options;
 use crate::pattern::fq::FairQueue;
 use crate::pattern::peer_set::PeerSet;
 use crate::pattern::routing_ids::RoutingIds;
-use crate::pattern::{Pattern, SendResult};
+use crate::pattern::{Lent, OutFrame, Pattern, SendResult};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Outbound {
@@ -157,70 +157,12 @@ impl Pattern for Router {
     }
 
     fn send(&mut self, frame: Bytes, more: bool, options: &Options) -> SendResult {
-        match self.outbound {
-            Outbound::Idle => {
-                if !more {
-                    // A lone routing id frame carries nothing: libzmq drops it.
-                    return Ok(());
-                }
-                // The route gives the slot and the pipe id without reading the peer, whose
-                // writer is then the only line of it this message touches.
-                let target = self.by_id.get(&frame).and_then(|r| {
-                    // The writer's state and its front line load side by side (both addresses
-                    // come from the entry), where reading the writer first would put them in
-                    // a row.
-                    ferromq_pipe::prefetch(r.front_line);
-                    let slot = self.peers.route(r)?;
-                    Some((slot, r.id, &self.peers[slot]))
-                });
-                match target {
-                    Some((slot, id, p)) if !p.out.is_closed() => {
-                        if p.out.can_write() {
-                            let moves = self.peers.moves();
-                            self.outbound = Outbound::To { slot, id, moves };
-                        } else if options.router_mandatory {
-                            return Err((Error::Again, frame));
-                        } else {
-                            self.outbound = Outbound::Dropping;
-                        }
-                    }
-                    _ if options.router_mandatory => {
-                        return Err((Error::HostUnreachable, frame));
-                    }
-                    _ => self.outbound = Outbound::Dropping,
-                }
-                Ok(())
-            }
-            Outbound::To { slot, id, moves } => {
-                match self.peers.still(slot, id, moves) {
-                    Some(at) => {
-                        let p = &mut self.peers[at];
-                        let _ = p.out.try_write(frame, more);
-                        if !more {
-                            p.out.flush();
-                        }
-                        let moves = self.peers.moves();
-                        self.outbound = Outbound::To {
-                            slot: at,
-                            id,
-                            moves,
-                        };
-                    }
-                    // The peer left mid-message: the rest is discarded.
-                    None => self.outbound = Outbound::Dropping,
-                }
-                if !more {
-                    self.outbound = Outbound::Idle;
-                }
-                Ok(())
-            }
-            Outbound::Dropping => {
-                if !more {
-                    self.outbound = Outbound::Idle;
-                }
-                Ok(())
-            }
-        }
+        self.send_frame(frame, more, options)
+    }
+
+    fn send_lent(&mut self, frame: Lent<'_>, more: bool, options: &Options) -> SendResult {
+        self.send_frame(frame, more, options)
+            .map_err(|(e, frame)| (e, frame.into_bytes()))
     }
 
     fn recv(&mut self) -> Result<Msg> {
@@ -267,10 +209,87 @@ impl Pattern for Router {
     }
 }
 
+impl Router {
+    /// [`Pattern::send`] of either kind of frame: a routing id is only looked up, so a lent
+    /// one is never copied, nor is a frame for a peer that is gone.
+    fn send_frame<F: OutFrame>(
+        &mut self,
+        frame: F,
+        more: bool,
+        options: &Options,
+    ) -> std::result::Result<(), (Error, F)> {
+        match self.outbound {
+            Outbound::Idle => {
+                if !more {
+                    // A lone routing id frame carries nothing: libzmq drops it.
+                    return Ok(());
+                }
+                // The route gives the slot and the pipe id without reading the peer, whose
+                // writer is then the only line of it this message touches.
+                let target = self.by_id.get(frame.bytes()).and_then(|r| {
+                    // The writer's state and its front line load side by side (both addresses
+                    // come from the entry), where reading the writer first would put them in
+                    // a row.
+                    ferromq_pipe::prefetch(r.front_line);
+                    let slot = self.peers.route(r)?;
+                    Some((slot, r.id, &self.peers[slot]))
+                });
+                match target {
+                    Some((slot, id, p)) if !p.out.is_closed() => {
+                        if p.out.can_write() {
+                            let moves = self.peers.moves();
+                            self.outbound = Outbound::To { slot, id, moves };
+                        } else if options.router_mandatory {
+                            return Err((Error::Again, frame));
+                        } else {
+                            self.outbound = Outbound::Dropping;
+                        }
+                    }
+                    _ if options.router_mandatory => {
+                        return Err((Error::HostUnreachable, frame));
+                    }
+                    _ => self.outbound = Outbound::Dropping,
+                }
+                Ok(())
+            }
+            Outbound::To { slot, id, moves } => {
+                match self.peers.still(slot, id, moves) {
+                    Some(at) => {
+                        let p = &mut self.peers[at];
+                        let _ = p.out.try_write(frame.into_bytes(), more);
+                        if !more {
+                            p.out.flush();
+                        }
+                        let moves = self.peers.moves();
+                        self.outbound = Outbound::To {
+                            slot: at,
+                            id,
+                            moves,
+                        };
+                    }
+                    // The peer left mid-message: the rest is discarded.
+                    None => self.outbound = Outbound::Dropping,
+                }
+                if !more {
+                    self.outbound = Outbound::Idle;
+                }
+                Ok(())
+            }
+            Outbound::Dropping => {
+                if !more {
+                    self.outbound = Outbound::Idle;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::io::peer::SessionPipes;
+    use crate::io::send_buffers::SendBuffers;
     use crate::pattern::peer_set::testing::Wakes;
     use ferromq_pipe::Read;
     use std::collections::HashSet;
@@ -390,6 +409,53 @@ mod tests {
         let far = attach(r, pipe, o);
         r.identify(pipe, meta(&name(i)), o);
         (i, far)
+    }
+
+    /// A lent routing id is only looked up, and a lent body for a peer that is not there is
+    /// dropped: neither is copied into the send buffers (the next copy lands right after the
+    /// last one). A body that goes out is copied, and a refused id comes back copied.
+    #[test]
+    fn lent_frames_are_copied_only_when_kept() {
+        let o = Options {
+            router_mandatory: true,
+            ..Options::default()
+        };
+        let mut r = Router::new();
+        let mut far = attach(&mut r, 1, &o);
+        r.identify(1, meta(b"A"), &o);
+        let mut buffers = SendBuffers::default();
+        let lend = |r: &mut Router, data: &[u8], more: bool, buffers: &mut SendBuffers| {
+            r.send_lent(Lent { data, buffers }, more, &o)
+        };
+        let mark = buffers.copy(b"mark");
+        lend(&mut r, b"A", true, &mut buffers).unwrap();
+        let next = buffers.copy(b"next");
+        assert_eq!(
+            next.as_ptr() as usize,
+            mark.as_ptr() as usize + 4,
+            "id not copied"
+        );
+        lend(&mut r, b"body", false, &mut buffers).unwrap();
+        assert!(
+            matches!(far.from_socket.read(), Read::Item { item, more: false } if &item[..] == b"body")
+        );
+        let e = lend(&mut r, b"B", true, &mut buffers).unwrap_err();
+        assert_eq!((e.0, &e.1[..]), (Error::HostUnreachable, &b"B"[..]));
+
+        let o = Options::default();
+        let lend = |r: &mut Router, data: &[u8], more: bool, buffers: &mut SendBuffers| {
+            r.send_lent(Lent { data, buffers }, more, &o)
+        };
+        lend(&mut r, b"B", true, &mut buffers).unwrap();
+        let mark = buffers.copy(b"mark");
+        lend(&mut r, b"dropped", false, &mut buffers).unwrap();
+        let next = buffers.copy(b"next");
+        assert_eq!(
+            next.as_ptr() as usize,
+            mark.as_ptr() as usize + 4,
+            "body not copied"
+        );
+        assert_eq!(far.from_socket.read(), Read::Empty);
     }
 
     #[test]

@@ -31,7 +31,7 @@ use crate::option::{
     ZMQ_XPUB_NODROP, ZMQ_XPUB_VERBOSE, ZMQ_XPUB_VERBOSER, ZMQ_XPUB_WELCOME_MSG,
 };
 use crate::pattern::peer_set::{PeerKey, PeerSet};
-use crate::pattern::{Pattern, SendResult};
+use crate::pattern::{Lent, OutFrame, Pattern, SendResult};
 
 /// PUB keeps subscriptions to itself; XPUB hands them (and upstream messages) to the app.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -266,6 +266,35 @@ impl Xpub {
         }
     }
 
+    /// [`Pattern::send`] of either kind of frame: one that no peer takes is not made.
+    fn send_frame<F: OutFrame>(
+        &mut self,
+        frame: F,
+        more: bool,
+    ) -> std::result::Result<(), (Error, F)> {
+        if !self.more_out {
+            self.process_inbound();
+            self.match_peers(frame.bytes());
+            if !self.lossy {
+                let full = self.matched.iter().any(|&key| {
+                    self.peers.slot_by_key(key).is_some_and(|slot| {
+                        let p = &self.peers[slot];
+                        !p.out.is_closed() && !p.out.can_write()
+                    })
+                });
+                if full {
+                    self.matched.clear();
+                    return Err((Error::Again, frame));
+                }
+            }
+        }
+        if !self.matched.is_empty() {
+            self.write_matched(frame.into_bytes(), more);
+        }
+        self.more_out = more;
+        Ok(())
+    }
+
     fn write_matched(&mut self, mut frame: Bytes, more: bool) {
         // The last matched peer takes the frame itself: with one subscriber (the common
         // case) that saves the clone, which for a `Vec`-backed `Bytes` is an allocation.
@@ -328,25 +357,12 @@ impl Pattern for Xpub {
     }
 
     fn send(&mut self, frame: Bytes, more: bool, _: &Options) -> SendResult {
-        if !self.more_out {
-            self.process_inbound();
-            self.match_peers(&frame);
-            if !self.lossy {
-                let full = self.matched.iter().any(|&key| {
-                    self.peers.slot_by_key(key).is_some_and(|slot| {
-                        let p = &self.peers[slot];
-                        !p.out.is_closed() && !p.out.can_write()
-                    })
-                });
-                if full {
-                    self.matched.clear();
-                    return Err((Error::Again, frame));
-                }
-            }
-        }
-        self.write_matched(frame, more);
-        self.more_out = more;
-        Ok(())
+        self.send_frame(frame, more)
+    }
+
+    fn send_lent(&mut self, frame: Lent<'_>, more: bool, _: &Options) -> SendResult {
+        self.send_frame(frame, more)
+            .map_err(|(e, frame)| (e, frame.into_bytes()))
     }
 
     fn recv(&mut self) -> Result<Msg> {
@@ -415,6 +431,7 @@ impl Pattern for Xpub {
 mod tests {
     use super::*;
     use crate::io::peer::SessionPipes;
+    use crate::io::send_buffers::SendBuffers;
     use crate::pattern::peer_set::testing::Wakes;
 
     thread_local! {
@@ -452,6 +469,43 @@ mod tests {
     fn send(x: &mut Xpub, m: &'static [u8]) {
         x.send(Bytes::from_static(m), false, &Options::default())
             .unwrap();
+    }
+
+    /// A lent frame that no subscriber takes is not copied into the send buffers (the next
+    /// copy lands right after the last one); one that a subscriber takes is.
+    #[test]
+    fn lent_frames_are_copied_only_when_someone_subscribed() {
+        let (mut x, mut far) = xpub_with(1, 0, Role::Pub);
+        upstream(&mut x, &mut far[0], b"\x01A");
+        let mut buffers = SendBuffers::default();
+        let o = Options::default();
+        let mark = buffers.copy(b"mark");
+        for (data, more) in [(&b"Banana"[..], true), (b"tail", false)] {
+            let frame = Lent {
+                data,
+                buffers: &mut buffers,
+            };
+            x.send_lent(frame, more, &o).unwrap();
+        }
+        let next = buffers.copy(b"next");
+        assert_eq!(
+            next.as_ptr() as usize,
+            mark.as_ptr() as usize + 4,
+            "not copied"
+        );
+        assert!(drain(&mut far[0]).is_empty());
+        let frame = Lent {
+            data: b"Apple",
+            buffers: &mut buffers,
+        };
+        x.send_lent(frame, false, &o).unwrap();
+        let got = drain(&mut far[0]);
+        assert_eq!(got, vec![Bytes::from_static(b"Apple")]);
+        assert_eq!(
+            got[0].as_ptr() as usize,
+            next.as_ptr() as usize + 4,
+            "copied"
+        );
     }
 
     #[test]
