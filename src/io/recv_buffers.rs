@@ -147,13 +147,6 @@ impl RecvBuffers {
     /// A buffer with room for `need` bytes (a spare whose frames are all dropped, or a new one
     /// of at least `fresh`), holding a copy of `pending` (placed when `placed`; `need` then
     /// includes the `PAGE` that may cost); and its size.
-    ///
-    /// The newest such spare is taken, as `malloc` hands back the chunk freed last: its bytes
-    /// are the likeliest to be in this CPU's cache, and the kernel's copy into it stores to
-    /// lines it already owns. Taking the oldest made a stream of 256 KiB frames cycle through
-    /// all the spares (the frame before the last is dropped by the time the next header
-    /// arrives, the last one is not), over 1 MiB of stores for an L2 of 1 MiB, and the receive
-    /// copy (`_copy_to_iter`) cost 2-3 times what it costs into one buffer (issue 18).
     fn take(
         &mut self,
         pending: &[u8],
@@ -164,7 +157,7 @@ impl RecvBuffers {
         let reusable = self
             .spares
             .iter_mut()
-            .rposition(|(b, _)| b.try_reclaim(need));
+            .position(|(b, _)| b.try_reclaim(need));
         let (mut next, next_size) = match reusable {
             Some(i) => self.spares.remove(i),
             None => {
@@ -258,36 +251,6 @@ mod tests {
         filled(&mut pool, &mut rbuf, size, 100_000);
         assert_eq!(rbuf.as_ptr() as usize, first);
         assert!(second.iter().all(|&b| b == 0xAB));
-    }
-
-    /// A stream of large frames, each dropped once the next one is received, alternates
-    /// between two buffers (the one just given back is taken again), not all the spares,
-    /// even after a burst in which the application held many frames at once.
-    #[test]
-    fn the_spare_given_back_last_is_reused_first() {
-        let mut pool = RecvBuffers::default();
-        let mut rbuf = BytesMut::new();
-        let mut size = 0;
-        let mut burst = Vec::new();
-        for _ in 0..=SPARES {
-            size = filled(&mut pool, &mut rbuf, size, FRESH);
-            burst.push(rbuf.split().freeze());
-        }
-        assert_eq!(pool.spares.len(), SPARES);
-        drop(burst);
-        let mut held: Option<Bytes> = None;
-        let mut seen = Vec::new();
-        for _ in 0..4 * SPARES {
-            size = filled(&mut pool, &mut rbuf, size, FRESH);
-            let frame = rbuf.split().freeze();
-            seen.push(frame.as_ptr() as usize);
-            // The application takes this frame and drops the one before.
-            held = Some(frame);
-        }
-        assert!(held.is_some_and(|f| f.iter().all(|&b| b == 0xAB)));
-        seen.sort_unstable();
-        seen.dedup();
-        assert_eq!(seen.len(), 2, "buffers used: {seen:x?}");
     }
 
     /// A large body gets a buffer of exactly its size, whose memory is not touched (so not
