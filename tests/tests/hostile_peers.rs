@@ -341,8 +341,9 @@ fn a_large_message_is_freed_when_the_application_drops_it() {
     let _raw = sender.join().expect("sender");
 }
 
-/// A large body that arrives in two parts with a pause between them, then, after another
-/// pause, a small frame: both are delivered. The engine asks the kernel (SO_RCVLOWAT) not to
+/// A small message, then a large body that arrives in two parts with a pause between them,
+/// then, after another pause, a small frame: all are delivered. From a peer that streams (a
+/// message delivered, nothing written back), the engine asks the kernel (SO_RCVLOWAT) not to
 /// wake it before the rest of a large body is queued, and must ask for the first byte again
 /// once the body is in, or the small frame would wait in the kernel (issue 18).
 #[test]
@@ -354,18 +355,24 @@ fn a_large_body_in_parts_then_a_small_frame_both_arrive() {
     let (mut pull, mut raw) = pull_and_raw_peer(&ctx);
     let mut wire = greeting();
     wire.extend_from_slice(&ready(b"PUSH"));
-    wire.extend_from_slice(&long_header(false, LARGE as u64));
+    wire.extend_from_slice(b"\x00\x05first");
+    let mut large_head = long_header(false, LARGE as u64);
     let body: Vec<u8> = (0..LARGE).map(|i| (i % 251) as u8).collect();
     let expected = body.clone();
     let sender = std::thread::spawn(move || {
         raw.write_all(&wire).expect("send head");
-        raw.write_all(&body[..FIRST]).expect("send first part");
+        // The first message is delivered before the large one starts.
+        std::thread::sleep(Duration::from_millis(100));
+        large_head.extend_from_slice(&body[..FIRST]);
+        raw.write_all(&large_head).expect("send first part");
         std::thread::sleep(Duration::from_millis(300));
         raw.write_all(&body[FIRST..]).expect("send rest");
         std::thread::sleep(Duration::from_millis(300));
         raw.write_all(b"\x00\x05after").expect("send small");
         raw
     });
+    let first = pull.recv(ferromq::RecvFlags::empty()).expect("first");
+    assert_eq!(first.as_slice(), b"first");
     let large = pull.recv(ferromq::RecvFlags::empty()).expect("large");
     assert_eq!(large.as_slice(), &expected[..]);
     let after = pull
