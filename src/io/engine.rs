@@ -428,9 +428,10 @@ impl Engine {
     /// (a message was delivered and nothing written since), the kernel is asked to wake this
     /// engine only once it is all queued (up to `LOWAT_MAX`); otherwise at the first byte.
     ///
-    /// Without it a 256 KiB frame over loopback tcp woke the receiving I/O thread 3-4 times
-    /// (a read of ~50 KiB each: whatever had arrived since), where a blocking `read` into one
-    /// buffer, as a raw tcp program does it, wakes about once; and each wake-up is paid on the
+    /// Without it a 256 KiB frame over loopback tcp woke the receiving I/O thread about three
+    /// times (2.8 `epoll_wait` and 4.8 reads per message, each read whatever had arrived
+    /// since), where a raw tcp program blocking in `read` wakes one to two times; and each
+    /// wake-up is paid on the
     /// sending CPU too, whose softirq delivers the data and runs the epoll callback and the
     /// cross-CPU wake-up (issue 18: the 256 KiB tcp throughput is bound by the sender's CPU).
     /// The kernel still wakes early when the window or its memory runs short, or the peer
@@ -439,8 +440,8 @@ impl Engine {
     ///
     /// A message that follows a write (request-reply) is read as it arrives: waiting for all
     /// of it made the receiver's copy start only after the sender's had ended, where the two
-    /// overlap otherwise, and the 256 KiB round trip took 99 us instead of 79 (`local_lat`,
-    /// pinned). In a stream the copies overlap across messages anyway.
+    /// overlap otherwise, and the 256 KiB round trip took 89 us instead of 60 (`local_lat`,
+    /// pinned, medians of 5). In a stream the copies overlap across messages anyway.
     fn sleep_until(&mut self, missing: usize) -> Result<(), Error> {
         let large = self.rbuf.len() + missing > BIG_READ;
         let mark = if self.streaming && large && missing >= LOWAT_FROM {
