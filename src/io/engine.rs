@@ -431,9 +431,9 @@ impl Engine {
     /// Without it a 256 KiB frame over loopback tcp woke the receiving I/O thread about three
     /// times (2.8 `epoll_wait` and 4.8 reads per message, each read whatever had arrived
     /// since), where a raw tcp program blocking in `read` wakes one to two times; and each
-    /// wake-up is paid on the
-    /// sending CPU too, whose softirq delivers the data and runs the epoll callback and the
-    /// cross-CPU wake-up (issue 18: the 256 KiB tcp throughput is bound by the sender's CPU).
+    /// wake-up is paid on the sending CPU too, whose softirq delivers the data and runs the
+    /// epoll callback and the cross-CPU wake-up (the 256 KiB tcp throughput is bound by the
+    /// sender's CPU, issue 18).
     /// The kernel still wakes early when the window or its memory runs short, or the peer
     /// closes, so a peer that stops mid-body costs nothing more than before. Two extra system
     /// calls at most per large frame (the mark, and back to 1 once the body is in).
