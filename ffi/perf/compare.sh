@@ -22,6 +22,9 @@
 #   MACHINE     machine description recorded in the CSV (default: CPU model and core count)
 #   THR_SECONDS rough length of one throughput run (0.5); counts are sized from it
 # Figures from a shared machine are noisy; the ratios, from interleaved runs, are what to compare.
+#
+# The ceiling under the tcp throughput rows: ffi/perf/raw_tcp.c moves the same bytes through
+# loopback tcp with no ZMQ (blocking write/read, placed as here); its header says how to run it.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"

@@ -101,6 +101,39 @@ impl Stream {
     }
 }
 
+impl Stream {
+    /// Sets `SO_RCVLOWAT` on a tcp stream: the kernel then signals readability (wakes the I/O
+    /// thread's `epoll_wait`) only once `bytes` are queued, or the peer closed, or the receive
+    /// window or memory is nearly exhausted (Linux's `tcp_data_ready`, since 4.18), and it
+    /// signals at once if they already are. Reads are not affected: a non-blocking read still
+    /// returns whatever is queued. A Unix stream socket wakes its reader on every write
+    /// whatever the mark, so it is left alone there (`Ok(false)`).
+    pub(crate) fn set_recv_lowat(&self, bytes: usize) -> io::Result<bool> {
+        let Stream::Tcp(s) = self else {
+            return Ok(false);
+        };
+        let value = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+        let fd = std::os::fd::AsRawFd::as_raw_fd(s);
+        // SAFETY: `fd` is this stream's open socket; `value` is a live c_int and the length
+        // passed is its size, as setsockopt(2) requires for SO_RCVLOWAT. (Neither socket2 nor
+        // rustix exposes this option.)
+        let rc = unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVLOWAT,
+                (&raw const value).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if rc == 0 {
+            Ok(true)
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+}
+
 /// Sends with `MSG_NOSIGNAL`, so a peer that has gone away gives `EPIPE` instead of a
 /// SIGPIPE that kills a C or Python program with the default disposition (libzmq never
 /// raises it either). `write(2)`/`writev(2)` have no such flag, so every write to a peer

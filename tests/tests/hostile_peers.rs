@@ -425,6 +425,47 @@ fn a_large_message_is_freed_when_the_application_drops_it() {
     let _raw = sender.join().expect("sender");
 }
 
+/// A small message, then a large body that arrives in two parts with a pause between them,
+/// then, after another pause, a small frame: all are delivered. From a peer that streams (a
+/// message delivered, nothing written back), the engine asks the kernel (SO_RCVLOWAT) not to
+/// wake it before the rest of a large body is queued, and must ask for the first byte again
+/// once the body is in, or the small frame would wait in the kernel (issue 18).
+#[test]
+fn a_large_body_in_parts_then_a_small_frame_both_arrive() {
+    const LARGE: usize = 256 * 1024;
+    const FIRST: usize = 100 * 1024;
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctx = Context::new();
+    let (mut pull, mut raw) = pull_and_raw_peer(&ctx);
+    let mut wire = greeting();
+    wire.extend_from_slice(&ready(b"PUSH"));
+    wire.extend_from_slice(b"\x00\x05first");
+    let mut large_head = long_header(false, LARGE as u64);
+    let body: Vec<u8> = (0..LARGE).map(|i| (i % 251) as u8).collect();
+    let expected = body.clone();
+    let sender = std::thread::spawn(move || {
+        raw.write_all(&wire).expect("send head");
+        // The first message is delivered before the large one starts.
+        std::thread::sleep(Duration::from_millis(100));
+        large_head.extend_from_slice(&body[..FIRST]);
+        raw.write_all(&large_head).expect("send first part");
+        std::thread::sleep(Duration::from_millis(300));
+        raw.write_all(&body[FIRST..]).expect("send rest");
+        std::thread::sleep(Duration::from_millis(300));
+        raw.write_all(b"\x00\x05after").expect("send small");
+        raw
+    });
+    let first = pull.recv(ferromq::RecvFlags::empty()).expect("first");
+    assert_eq!(first.as_slice(), b"first");
+    let large = pull.recv(ferromq::RecvFlags::empty()).expect("large");
+    assert_eq!(large.as_slice(), &expected[..]);
+    let after = pull
+        .recv(ferromq::RecvFlags::empty())
+        .expect("small frame after the large one");
+    assert_eq!(after.as_slice(), b"after");
+    let _raw = sender.join().expect("sender");
+}
+
 /// After the handshake, commands that cannot be parsed are ignored as unknown commands are
 /// (RFC 37), as libzmq ignores them: an empty command frame, a name length of 0 or past the
 /// frame, a PING with a 1-byte TTL. The connection stays up, the short PING gets no PONG, the
