@@ -548,28 +548,32 @@ impl Socket {
     pub fn send_slice(&mut self, data: &[u8], flags: SendFlags) -> SendResult<Msg> {
         // The first try lends the bytes: the pattern copies them only if it keeps the frame.
         // A refused frame comes back copied, and any wait and retry goes on with that copy.
-        let more = flags.contains(SendFlags::SNDMORE);
-        let refused = if self.ctx.is_terminated() {
-            (Error::Term, self.copy_to_send(data))
-        } else {
-            let mut core = self.shared.lock();
-            let frame = Lent {
-                data,
-                buffers: &mut self.send_buffers,
-            };
-            let sent = core.pattern.send_lent(frame, more, &self.options);
-            self.shared.unlock(core);
-            match sent {
-                Ok(()) => return Ok(()),
-                Err(refused) => refused,
-            }
-        };
-        match refused {
-            (Error::Again, frame) if !flags.contains(SendFlags::DONTWAIT) => {
+        match self.try_send_lent(data, flags.contains(SendFlags::SNDMORE)) {
+            Ok(()) => Ok(()),
+            Err((Error::Again, frame)) if !flags.contains(SendFlags::DONTWAIT) => {
                 self.send(frame, flags)
             }
-            (e, frame) => Err(SendError::new(e, Msg::new(frame))),
+            Err((e, frame)) => Err(SendError::new(e, Msg::new(frame))),
         }
+    }
+
+    /// [`Socket::try_send_frame`] of lent bytes; a refused frame comes back copied.
+    fn try_send_lent(
+        &mut self,
+        data: &[u8],
+        more: bool,
+    ) -> std::result::Result<(), (Error, Bytes)> {
+        if self.ctx.is_terminated() {
+            return Err((Error::Term, self.copy_to_send(data)));
+        }
+        let mut core = self.shared.lock();
+        let frame = Lent {
+            data,
+            buffers: &mut self.send_buffers,
+        };
+        let sent = core.pattern.send_lent(frame, more, &self.options);
+        self.shared.unlock(core);
+        sent
     }
 
     /// A copy of `data` in the socket's send buffers.

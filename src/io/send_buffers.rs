@@ -154,6 +154,16 @@ impl SendBuffers {
     }
 }
 
+/// Whether `f` left the send buffers as it found them: the copy after it lands right after
+/// the copy before it (for tests of frames that must not be copied).
+#[cfg(test)]
+pub(crate) fn copies_nothing(buffers: &mut SendBuffers, f: impl FnOnce(&mut SendBuffers)) -> bool {
+    let mark = buffers.copy(b"mark");
+    f(buffers);
+    let next = buffers.copy(b"next");
+    next.as_ptr() as usize == mark.as_ptr() as usize + 4
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -289,7 +289,7 @@ impl Router {
 mod tests {
     use super::*;
     use crate::io::peer::SessionPipes;
-    use crate::io::send_buffers::SendBuffers;
+    use crate::io::send_buffers::{copies_nothing, SendBuffers};
     use crate::pattern::peer_set::testing::Wakes;
     use ferromq_pipe::Read;
     use std::collections::HashSet;
@@ -419,15 +419,6 @@ mod tests {
         o: &Options,
     ) -> SendResult {
         r.send_lent(Lent { data, buffers: b }, more, o)
-    }
-
-    /// Whether `f` left the send buffers as it found them: the copy after it lands right
-    /// after the copy before it.
-    fn copies_nothing(buffers: &mut SendBuffers, f: impl FnOnce(&mut SendBuffers)) -> bool {
-        let mark = buffers.copy(b"mark");
-        f(buffers);
-        let next = buffers.copy(b"next");
-        next.as_ptr() as usize == mark.as_ptr() as usize + 4
     }
 
     /// A lent routing id is only looked up, and a lent body for a peer that is not there is
