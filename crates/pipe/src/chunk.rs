@@ -27,13 +27,22 @@ pub(crate) struct Chunk<T> {
 
 impl<T> Chunk<T> {
     /// Allocates an empty, unlinked chunk and leaks it as a raw pointer; ownership is tracked
-    /// by the pipe's protocol and ended with [`Chunk::free`].
+    /// by the pipe's protocol and ended with [`Chunk::free`]. The memory comes from the slab
+    /// pool (`crate::slab`), so that many pipes' chunks share huge pages.
     pub(crate) fn alloc() -> *mut Chunk<T> {
-        let chunk = Box::new(Chunk {
-            slots: std::array::from_fn(|_| UnsafeCell::new(MaybeUninit::uninit())),
-            next: AtomicPtr::new(ptr::null_mut()),
-        });
-        Box::into_raw(chunk)
+        let chunk = crate::slab::alloc(std::alloc::Layout::new::<Chunk<T>>()).cast::<Chunk<T>>();
+        // SAFETY: the memory is fresh, sized and aligned for a `Chunk<T>`, and nobody else
+        // has it; the slots need no initialisation (`MaybeUninit`), the link is set here.
+        unsafe {
+            ptr::write(
+                chunk,
+                Chunk {
+                    slots: std::array::from_fn(|_| UnsafeCell::new(MaybeUninit::uninit())),
+                    next: AtomicPtr::new(ptr::null_mut()),
+                },
+            );
+        }
+        chunk
     }
 
     /// Releases a chunk's memory without touching its slots.
@@ -42,8 +51,11 @@ impl<T> Chunk<T> {
     /// `chunk` came from [`Chunk::alloc`], is not freed yet, nobody else can reach it any
     /// more, and every slot in it is vacant (values still in it are leaked, not dropped).
     pub(crate) unsafe fn free(chunk: *mut Chunk<T>) {
-        // SAFETY: the caller guarantees `chunk` is a live, exclusively owned Box allocation.
-        drop(unsafe { Box::from_raw(chunk) });
+        // SAFETY: the chunk is exclusively ours; dropping it in place runs the drop glue of
+        // its link and slot cells (which drop no values: a `MaybeUninit` drops nothing).
+        unsafe { ptr::drop_in_place(chunk) };
+        // SAFETY: the memory came from the slab pool with this layout and is not used again.
+        unsafe { crate::slab::free(chunk.cast(), std::alloc::Layout::new::<Chunk<T>>()) };
     }
 
     /// Makes a recycled chunk look freshly allocated.

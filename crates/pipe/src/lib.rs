@@ -49,6 +49,7 @@ mod notify;
 mod prefetch;
 mod reader;
 mod shared;
+mod slab;
 mod sync;
 mod writer;
 
