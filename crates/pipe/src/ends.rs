@@ -240,4 +240,29 @@ mod tests {
             "{hot:x?} from {base:x}"
         );
     }
+
+    /// An idle pipe writes to its heap chunk, resident only where written; a busy one moves on
+    /// to chunks from the huge-page slabs at its first chunk boundary and stays there, its
+    /// heap chunk freed rather than recycled (issue 15).
+    #[test]
+    fn a_busy_pipe_moves_to_pooled_chunks() {
+        let (mut w, mut r) =
+            crate::pipe::<u64>(0, std::sync::Arc::new(Nobody), std::sync::Arc::new(Nobody));
+        let pooled = |w: &Writer<u64>| match &w.0 {
+            WriterKind::Queue(q) => q.tail_is_pooled(),
+            WriterKind::Conflate(_) => panic!("a queue pipe"),
+        };
+        let chunk = crate::chunk::CHUNK_SIZE as u64;
+        for i in 0..4 * chunk {
+            assert_eq!(pooled(&w), i >= chunk, "message {i}");
+            w.try_write(i, false).unwrap();
+            w.flush();
+            assert!(matches!(r.read(), crate::Read::Item { item, .. } if item == i));
+        }
+        assert_eq!(
+            w.chunk_allocations(),
+            3,
+            "the heap chunk, then two pooled ones in turn"
+        );
+    }
 }

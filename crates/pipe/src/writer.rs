@@ -270,18 +270,25 @@ impl<T> QueueWriter<T> {
         (false, read)
     }
 
-    /// A vacant chunk: the spare one the reader retired, else a new allocation.
+    /// A vacant chunk: the spare one the reader retired, else a new one from the slab pool.
     fn fresh_chunk(&mut self) -> *mut Chunk<T> {
         if let Some(chunk) = self.shared.take_spare() {
             return chunk;
         }
         self.chunk_allocations += 1;
-        Chunk::alloc()
+        Chunk::alloc_pooled()
     }
 
     #[cfg(all(test, not(loom)))]
     pub(crate) fn chunk_allocations(&self) -> u64 {
         self.chunk_allocations
+    }
+
+    /// Whether the chunk being written comes from the slab pool.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn tail_is_pooled(&self) -> bool {
+        // SAFETY: `tail` is live while the writer holds positions in it.
+        unsafe { (*self.tail).is_pooled() }
     }
 
     /// The addresses of the fields every message touches, first to last byte.
