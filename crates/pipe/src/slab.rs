@@ -13,6 +13,10 @@
 //! pipe, more pages than the TLB holds, and on a virtual machine every TLB miss is a nested
 //! page walk. Carved from slabs on huge pages, 204 chunks share one TLB entry.
 //!
+//! The price: a huge page is resident whole, so a pooled chunk costs all its 10 KiB where a
+//! heap chunk costs only the pages written. Pipes therefore start on a heap chunk and take
+//! pooled ones only once busy (`Chunk`), which keeps idle connections as small as before.
+//!
 //! Memory goes back: a slab whose chunks are all free is unmapped, except one empty slab per
 //! chunk size kept for the next pipe (so a socket that connects and disconnects in a loop does
 //! not map and fault in 2 MiB each time). What the pool holds is therefore at most the slabs
