@@ -22,62 +22,60 @@ pub(crate) struct Slot<T> {
 /// A block of [`CHUNK_SIZE`] slots. Whether a slot holds a value is not recorded here: it
 /// follows from the pipe's positions (a slot is full between its write and its read).
 ///
-/// A pipe's first chunk comes from the heap, whose pages become resident only where written, so
-/// an idle pipe holds the page or two its few messages touched. The chunks after it are carved
-/// from huge-page slabs (`crate::slab`), where a thousand busy pipes' chunks share a few TLB
+/// A pipe's first chunk comes from a slab on small pages, whose pages become resident only
+/// where written, so an idle pipe holds the page or two its few messages touched. The chunks
+/// after it come from slabs on huge pages, where a thousand busy pipes' chunks share a few TLB
 /// entries but every chunk is resident whole; the first one is freed, not recycled, once the
-/// reader is done with it (`Shared::recycle`), so a busy pipe soon runs on pooled chunks only
-/// (issue 15).
+/// reader is done with it (`Shared::recycle`), so a busy pipe soon runs on huge pages only
+/// (issue 15; `crate::slab`).
 pub(crate) struct Chunk<T> {
     slots: [UnsafeCell<MaybeUninit<Slot<T>>>; CHUNK_SIZE],
     pub(crate) next: AtomicPtr<Chunk<T>>,
-    /// From [`Chunk::alloc_pooled`], not [`Chunk::alloc`].
-    pooled: bool,
+    /// From [`Chunk::alloc_huge`], not [`Chunk::alloc`].
+    huge: bool,
 }
 
 impl<T> Chunk<T> {
-    /// Allocates an empty, unlinked chunk on the heap and leaks it as a raw pointer; ownership
-    /// is tracked by the pipe's protocol and ended with [`Chunk::free`].
+    /// Allocates an empty, unlinked chunk on small pages and leaks it as a raw pointer;
+    /// ownership is tracked by the pipe's protocol and ended with [`Chunk::free`].
     pub(crate) fn alloc() -> *mut Chunk<T> {
-        Box::into_raw(Box::new(Chunk::empty(false)))
+        Chunk::alloc_in(false)
     }
 
-    /// As [`Chunk::alloc`], but carved from the slab pool (`crate::slab`), so that many pipes'
-    /// chunks share huge pages.
-    pub(crate) fn alloc_pooled() -> *mut Chunk<T> {
-        let chunk = crate::slab::alloc(Layout::new::<Chunk<T>>()).cast::<Chunk<T>>();
+    /// As [`Chunk::alloc`], but on huge pages.
+    pub(crate) fn alloc_huge() -> *mut Chunk<T> {
+        Chunk::alloc_in(true)
+    }
+
+    fn alloc_in(huge: bool) -> *mut Chunk<T> {
+        let chunk = crate::slab::alloc(Layout::new::<Chunk<T>>(), huge).cast::<Chunk<T>>();
         // SAFETY: the memory is fresh, sized and aligned for a `Chunk<T>`, and nobody else
         // has it.
-        unsafe { ptr::write(chunk, Chunk::empty(true)) };
+        unsafe {
+            ptr::write(
+                chunk,
+                Chunk {
+                    slots: std::array::from_fn(|_| UnsafeCell::new(MaybeUninit::uninit())),
+                    next: AtomicPtr::new(ptr::null_mut()),
+                    huge,
+                },
+            );
+        }
         chunk
     }
 
-    fn empty(pooled: bool) -> Chunk<T> {
-        Chunk {
-            slots: std::array::from_fn(|_| UnsafeCell::new(MaybeUninit::uninit())),
-            next: AtomicPtr::new(ptr::null_mut()),
-            pooled,
-        }
-    }
-
-    /// Whether the chunk came from the slab pool ([`Chunk::alloc_pooled`]).
-    pub(crate) fn is_pooled(&self) -> bool {
-        self.pooled
+    /// Whether the chunk is on huge pages ([`Chunk::alloc_huge`]).
+    pub(crate) fn is_huge(&self) -> bool {
+        self.huge
     }
 
     /// Releases a chunk's memory without touching its slots.
     ///
     /// # Safety
-    /// `chunk` came from [`Chunk::alloc`] or [`Chunk::alloc_pooled`], is not freed yet, nobody
+    /// `chunk` came from [`Chunk::alloc`] or [`Chunk::alloc_huge`], is not freed yet, nobody
     /// else can reach it any more, and every slot in it is vacant (values still in it are
     /// leaked, not dropped).
     pub(crate) unsafe fn free(chunk: *mut Chunk<T>) {
-        // SAFETY: the caller guarantees the chunk is live and exclusively ours.
-        if !unsafe { (*chunk).pooled } {
-            // SAFETY: not pooled, so a `Box` allocation (`Chunk::alloc`).
-            drop(unsafe { Box::from_raw(chunk) });
-            return;
-        }
         // SAFETY: dropping the chunk in place runs the drop glue of its link and slot cells,
         // which drop no values (a `MaybeUninit` drops nothing).
         unsafe { ptr::drop_in_place(chunk) };

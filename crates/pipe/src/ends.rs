@@ -241,20 +241,20 @@ mod tests {
         );
     }
 
-    /// An idle pipe writes to its heap chunk, resident only where written; a busy one moves on
-    /// to chunks from the huge-page slabs at its first chunk boundary and stays there, its
-    /// heap chunk freed rather than recycled (issue 15).
+    /// An idle pipe writes to its first chunk, on small pages (resident only where written); a
+    /// busy one moves on to chunks on huge pages at its first chunk boundary and stays there,
+    /// its first chunk freed rather than recycled (issue 15).
     #[test]
-    fn a_busy_pipe_moves_to_pooled_chunks() {
+    fn a_busy_pipe_moves_to_huge_pages() {
         let (mut w, mut r) =
             crate::pipe::<u64>(0, std::sync::Arc::new(Nobody), std::sync::Arc::new(Nobody));
-        let pooled = |w: &Writer<u64>| match &w.0 {
-            WriterKind::Queue(q) => q.tail_is_pooled(),
+        let huge = |w: &Writer<u64>| match &w.0 {
+            WriterKind::Queue(q) => q.tail_is_huge(),
             WriterKind::Conflate(_) => panic!("a queue pipe"),
         };
         let chunk = crate::chunk::CHUNK_SIZE as u64;
         for i in 0..4 * chunk {
-            assert_eq!(pooled(&w), i >= chunk, "message {i}");
+            assert_eq!(huge(&w), i >= chunk, "message {i}");
             w.try_write(i, false).unwrap();
             w.flush();
             assert!(matches!(r.read(), crate::Read::Item { item, .. } if item == i));
@@ -262,7 +262,7 @@ mod tests {
         assert_eq!(
             w.chunk_allocations(),
             3,
-            "the heap chunk, then two pooled ones in turn"
+            "the first chunk, then two on huge pages in turn"
         );
     }
 }

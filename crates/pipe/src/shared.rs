@@ -85,14 +85,14 @@ impl<T> Shared<T> {
     }
 
     /// Hands a chunk nobody reads or writes any more to the spare slot; the chunk it displaces
-    /// (if any) is freed. A chunk from the heap (a pipe's first) is freed instead, so that the
-    /// writer's next chunk comes from the slab pool (see [`Chunk`]).
+    /// (if any) is freed. A chunk on small pages (a pipe's first) is freed instead, so that the
+    /// writer's next chunk comes from huge pages (see [`Chunk`]).
     ///
     /// # Safety
     /// The caller owns `chunk` exclusively and all its slots are vacant.
     pub(crate) unsafe fn recycle(&self, chunk: *mut Chunk<T>) {
         // SAFETY: the caller owns the chunk.
-        if !unsafe { (*chunk).is_pooled() } {
+        if !unsafe { (*chunk).is_huge() } {
             // SAFETY: exclusively ours with every slot vacant, as the caller guarantees.
             unsafe { Chunk::free(chunk) };
             return;

@@ -1,6 +1,7 @@
-//! Where chunks live: carved from 2 MiB slabs that the kernel is asked to back with huge pages
-//! (`madvise(MADV_HUGEPAGE)`), so that a thousand pipes' chunks sit on a few pages, not on a
-//! thousand (issue 15).
+//! Where chunks live: carved from 2 MiB slabs, each chunk size and kind (huge or small pages)
+//! in slabs of its own. Slabs of the huge kind are advised for huge pages
+//! (`madvise(MADV_HUGEPAGE)`), so that a thousand busy pipes' chunks sit on a few pages, not on
+//! a thousand (issue 15).
 //!
 //! ```text
 //!   slab (2 MiB, 2 MiB aligned)   | chunk | chunk | chunk | ... | chunk | (tail unused)
@@ -13,16 +14,21 @@
 //! pipe, more pages than the TLB holds, and on a virtual machine every TLB miss is a nested
 //! page walk. Carved from slabs on huge pages, 204 chunks share one TLB entry.
 //!
-//! The price: a huge page is resident whole, so a pooled chunk costs all its 10 KiB where a
-//! heap chunk costs only the pages written. Pipes therefore start on a heap chunk and take
-//! pooled ones only once busy (`Chunk`), which keeps idle connections as small as before.
+//! The price: a huge page is resident whole, so a chunk there costs all its 10 KiB where a
+//! chunk on small pages costs only the pages written. Pipes therefore start on a small-page
+//! chunk and take huge-page ones only once busy (`Chunk`), which keeps an idle connection as
+//! small as with heap chunks. The small-page chunks come from slabs too, not from the heap:
+//! freed there, a thousand 10 KiB holes took the application's small allocations and spread
+//! them over as many pages (ROUTER send to 1,000 peers 110 ns with the first chunk in a slab,
+//! 114-115 with it on the heap).
 //!
 //! Memory goes back: a slab whose chunks are all free is unmapped, except one empty slab per
-//! chunk size kept for the next pipe (so a socket that connects and disconnects in a loop does
-//! not map and fault in 2 MiB each time). What the pool holds is therefore at most the slabs
-//! that still hold a live chunk, plus one empty slab per chunk size. A free chunk is reused
-//! before a slab is carved further or mapped; the worst case, one live chunk left in each of
-//! many slabs, holds 2 MiB per such slab, the usual price of a slab allocator.
+//! chunk size and kind kept for the next pipe (so a socket that connects and disconnects in a
+//! loop does not map and fault in a slab each time). What the pool holds is therefore at most
+//! the slabs that still hold a live chunk, plus one empty slab per size and kind. A free chunk
+//! is reused before a slab is carved further or mapped; the worst case, one live chunk left in
+//! each of many slabs, holds 2 MiB per such huge-page slab (a small-page slab holds only the
+//! pages its chunks ever touched), the usual price of a slab allocator.
 //!
 //! Off Linux, under loom and under miri the chunks come from the global allocator as before.
 
@@ -30,10 +36,10 @@
 #[cfg(all(target_os = "linux", not(loom), not(miri)))]
 const SLAB: usize = 2 << 20;
 
-/// Allocates memory for one chunk of `layout`; never null (allocation failure aborts, as the
-/// global allocator's does).
+/// Allocates memory for one chunk of `layout` (on huge pages if `huge`); never null
+/// (allocation failure aborts, as the global allocator's does).
 #[cfg(not(all(target_os = "linux", not(loom), not(miri))))]
-pub(crate) fn alloc(layout: std::alloc::Layout) -> *mut u8 {
+pub(crate) fn alloc(layout: std::alloc::Layout, _huge: bool) -> *mut u8 {
     // SAFETY: chunks are never zero-sized (they hold at least a link).
     let p = unsafe { std::alloc::alloc(layout) };
     if p.is_null() {
@@ -74,10 +80,12 @@ mod huge {
         free: *mut u8,
     }
 
-    /// The slabs of one chunk layout.
+    /// The slabs of one chunk layout and kind.
     #[derive(Debug)]
     struct Class {
         layout: Layout,
+        /// Slabs advised for huge pages, or left on small pages (resident where written).
+        huge: bool,
         /// Chunks that fit in a slab.
         per_slab: usize,
         /// Every mapped slab, by base address.
@@ -106,19 +114,24 @@ mod huge {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Allocates memory for one chunk of `layout`; never null (a failed mapping falls back to
-    /// the global allocator, whose failure aborts).
-    pub(crate) fn alloc(layout: Layout) -> *mut u8 {
+    /// Allocates memory for one chunk of `layout`, in a slab advised for huge pages if `huge`;
+    /// never null (a failed mapping falls back to the global allocator, whose failure aborts).
+    pub(crate) fn alloc(layout: Layout, huge: bool) -> *mut u8 {
         let size = layout.pad_to_align().size();
         if size > SLAB / 4 || layout.align() > 4096 {
             return heap_alloc(layout);
         }
         let mut pool = pool();
-        let i = match pool.classes.iter().position(|c| c.layout == layout) {
+        let i = match pool
+            .classes
+            .iter()
+            .position(|c| c.layout == layout && c.huge == huge)
+        {
             Some(i) => i,
             None => {
                 pool.classes.push(Class {
                     layout,
+                    huge,
                     per_slab: SLAB / size,
                     slabs: HashMap::new(),
                     with_room: Vec::new(),
@@ -139,8 +152,7 @@ mod huge {
         let class = pool
             .classes
             .iter_mut()
-            .find(|c| c.layout == layout)
-            .filter(|c| c.slabs.contains_key(&base));
+            .find(|c| c.layout == layout && c.slabs.contains_key(&base));
         match class {
             // SAFETY: `p` lies in one of this class's slabs, so `alloc` carved it there.
             Some(class) => unsafe { class.give_back(p, base) },
@@ -168,7 +180,7 @@ mod huge {
             let base = match self.with_room.last() {
                 Some(&base) => base,
                 None => {
-                    let base = map_slab()?;
+                    let base = map_slab(self.huge)?;
                     self.slabs.insert(
                         base,
                         Slab {
@@ -233,9 +245,9 @@ mod huge {
         }
     }
 
-    /// Maps a slab aligned to its size and asks for huge pages on it; `None` if the mapping
-    /// failed.
-    fn map_slab() -> Option<usize> {
+    /// Maps a slab aligned to its size (so that a chunk's slab is its address rounded down) and,
+    /// if `huge`, asks for huge pages on it; `None` if the mapping failed.
+    fn map_slab(huge: bool) -> Option<usize> {
         // Twice the size, so that an aligned slab lies inside; the rest is unmapped at once.
         let len = 2 * SLAB;
         // SAFETY: an anonymous private mapping at an address of the kernel's choice touches
@@ -267,7 +279,9 @@ mod huge {
                 libc::munmap((base + SLAB) as *mut libc::c_void, tail);
             }
             // Only advice: without transparent huge pages the slab works on small pages.
-            libc::madvise(base as *mut libc::c_void, SLAB, libc::MADV_HUGEPAGE);
+            if huge {
+                libc::madvise(base as *mut libc::c_void, SLAB, libc::MADV_HUGEPAGE);
+            }
         }
         Some(base)
     }
@@ -280,11 +294,11 @@ mod huge {
     }
 
     #[cfg(test)]
-    pub(crate) fn slabs_of(layout: Layout) -> (usize, usize) {
+    pub(crate) fn slabs_of(layout: Layout, huge: bool) -> (usize, usize) {
         let pool = pool();
         pool.classes
             .iter()
-            .find(|c| c.layout == layout)
+            .find(|c| c.layout == layout && c.huge == huge)
             .map_or((0, 0), |c| {
                 (c.slabs.len(), c.slabs.values().map(|s| s.used).sum())
             })
@@ -296,38 +310,40 @@ mod tests {
     use super::*;
     use std::alloc::Layout;
 
-    /// Chunks of an odd size pack into slabs, come back for reuse, and an emptied pool keeps
-    /// one slab at most: the memory goes back.
+    /// Chunks of an odd size pack into slabs of either kind, come back for reuse, and an
+    /// emptied pool keeps one slab at most: the memory goes back.
     #[test]
     fn chunks_pack_into_slabs_and_slabs_go_back() {
-        // A layout of its own, so that the pipes other tests build do not share the class.
-        let layout = Layout::from_size_align(10_248 + 8 * 3, 8).unwrap();
-        let per_slab = SLAB / layout.size();
-        let n = per_slab * 3 + 5;
-        let chunks: Vec<*mut u8> = (0..n).map(|_| alloc(layout)).collect();
-        let mut addrs: Vec<usize> = chunks.iter().map(|&p| p as usize).collect();
-        addrs.sort_unstable();
-        addrs.dedup();
-        assert_eq!(addrs.len(), n, "a chunk handed out twice");
-        for w in addrs.windows(2) {
-            assert!(w[1] - w[0] >= layout.size(), "chunks overlap");
+        for (extra, huge) in [(24, true), (32, false)] {
+            // A layout of its own, so that the pipes other tests build do not share the class.
+            let layout = Layout::from_size_align(10_248 + extra, 8).unwrap();
+            let per_slab = SLAB / layout.size();
+            let n = per_slab * 3 + 5;
+            let chunks: Vec<*mut u8> = (0..n).map(|_| alloc(layout, huge)).collect();
+            let mut addrs: Vec<usize> = chunks.iter().map(|&p| p as usize).collect();
+            addrs.sort_unstable();
+            addrs.dedup();
+            assert_eq!(addrs.len(), n, "a chunk handed out twice");
+            for w in addrs.windows(2) {
+                assert!(w[1] - w[0] >= layout.size(), "chunks overlap");
+            }
+            for &p in &chunks {
+                // SAFETY: the chunk is ours; writing all of it checks it lies in mapped memory.
+                unsafe { std::ptr::write_bytes(p, 0xA5, layout.size()) };
+            }
+            assert_eq!(huge::slabs_of(layout, huge), (4, n));
+            // Half back, then as many again: the returned ones are reused, no slab is added.
+            for &p in chunks.iter().step_by(2) {
+                // SAFETY: from `alloc` with this layout, not used again.
+                unsafe { free(p, layout) };
+            }
+            let again: Vec<*mut u8> = (0..n.div_ceil(2)).map(|_| alloc(layout, huge)).collect();
+            assert_eq!(huge::slabs_of(layout, huge), (4, n));
+            for &p in chunks.iter().skip(1).step_by(2).chain(&again) {
+                // SAFETY: as above.
+                unsafe { free(p, layout) };
+            }
+            assert_eq!(huge::slabs_of(layout, huge), (1, 0));
         }
-        for &p in &chunks {
-            // SAFETY: the chunk is ours; writing all of it checks it lies in mapped memory.
-            unsafe { std::ptr::write_bytes(p, 0xA5, layout.size()) };
-        }
-        assert_eq!(huge::slabs_of(layout), (4, n));
-        // Half back, then as many again: the returned ones are reused, no slab is added.
-        for &p in chunks.iter().step_by(2) {
-            // SAFETY: from `alloc` with this layout, not used again.
-            unsafe { free(p, layout) };
-        }
-        let again: Vec<*mut u8> = (0..n.div_ceil(2)).map(|_| alloc(layout)).collect();
-        assert_eq!(huge::slabs_of(layout), (4, n));
-        for &p in chunks.iter().skip(1).step_by(2).chain(&again) {
-            // SAFETY: as above.
-            unsafe { free(p, layout) };
-        }
-        assert_eq!(huge::slabs_of(layout), (1, 0));
     }
 }

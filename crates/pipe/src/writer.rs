@@ -270,13 +270,13 @@ impl<T> QueueWriter<T> {
         (false, read)
     }
 
-    /// A vacant chunk: the spare one the reader retired, else a new one from the slab pool.
+    /// A vacant chunk: the spare one the reader retired, else a new one on huge pages.
     fn fresh_chunk(&mut self) -> *mut Chunk<T> {
         if let Some(chunk) = self.shared.take_spare() {
             return chunk;
         }
         self.chunk_allocations += 1;
-        Chunk::alloc_pooled()
+        Chunk::alloc_huge()
     }
 
     #[cfg(all(test, not(loom)))]
@@ -284,11 +284,11 @@ impl<T> QueueWriter<T> {
         self.chunk_allocations
     }
 
-    /// Whether the chunk being written comes from the slab pool.
+    /// Whether the chunk being written is on huge pages.
     #[cfg(all(test, not(loom)))]
-    pub(crate) fn tail_is_pooled(&self) -> bool {
+    pub(crate) fn tail_is_huge(&self) -> bool {
         // SAFETY: `tail` is live while the writer holds positions in it.
-        unsafe { (*self.tail).is_pooled() }
+        unsafe { (*self.tail).is_huge() }
     }
 
     /// The addresses of the fields every message touches, first to last byte.
