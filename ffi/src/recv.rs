@@ -36,7 +36,7 @@ unsafe fn recv_msg<R>(
     let flags = flags_of(flags);
     // SAFETY: tag-checked; one thread per socket per the C contract.
     let handle = unsafe { socket(s) }?;
-    match handle.socket.recv(flags | RecvFlags::DONTWAIT) {
+    match cell::by_words(handle.socket.recv(flags | RecvFlags::DONTWAIT)) {
         Ok(msg) => Ok(deliver(msg)),
         Err(Error::Again) if !flags.contains(RecvFlags::DONTWAIT) => {
             // SAFETY: forwarded; `handle` is not used past this point.

@@ -118,13 +118,24 @@ impl MsgCell {
         } else {
             Kind::Long
         };
-        self.body = msg.data;
+        let old = core::mem::replace(&mut self.body, put_body_by_words(msg.data));
         self.more = msg.more;
         self.shared = false;
-        self.metadata = msg.metadata;
+        let old_metadata = core::mem::replace(&mut self.metadata, msg.metadata);
         if self.props.get().is_some() {
-            self.props = OnceCell::new();
+            self.drop_props();
         }
+        // The old content goes last: dropping it is a call, across which the new body would
+        // otherwise wait on the stack and be read back with wide loads (see `by_words`).
+        drop(old);
+        drop(old_metadata);
+    }
+
+    /// Drops the strings `zmq_msg_gets` made (out of line: most messages have none).
+    #[cold]
+    #[inline(never)]
+    fn drop_props(&mut self) {
+        self.props = OnceCell::new();
     }
 
     /// Moves the body out, leaving an empty one: what `zmq_msg_send` sends. The body is read
@@ -163,7 +174,7 @@ impl MsgCell {
         self.shared = false;
         self.metadata = None;
         if self.props.get().is_some() {
-            self.props = OnceCell::new();
+            self.drop_props();
         }
     }
 
@@ -207,6 +218,48 @@ unsafe fn is_live(cell: *const MsgCell) -> bool {
     // which the caller guarantees readable and aligned. Any bit pattern is a valid usize, so
     // this read is sound even for a slot that was never initialised by us.
     unsafe { cell.cast::<usize>().read() == LIVE }
+}
+
+/// `body`, moved a word at a time (see [`by_words`]).
+#[inline(always)]
+fn put_body_by_words(body: Bytes) -> Bytes {
+    const WORDS: usize = core::mem::size_of::<Bytes>() / core::mem::size_of::<usize>();
+    const _: () = assert!(core::mem::size_of::<Bytes>() == WORDS * core::mem::size_of::<usize>());
+    let body = core::mem::ManuallyDrop::new(body);
+    let from = core::ptr::addr_of!(body).cast::<MaybeUninit<usize>>();
+    let mut words = [MaybeUninit::<usize>::uninit(); WORDS];
+    for (i, word) in words.iter_mut().enumerate() {
+        // SAFETY: as in `by_words`, for a `Bytes`.
+        *word = unsafe { from.add(i).read_volatile() };
+    }
+    // SAFETY: as in `by_words`: every byte of `body`, which is not dropped.
+    unsafe { core::mem::transmute::<[MaybeUninit<usize>; WORDS], Bytes>(words) }
+}
+
+/// What a receive returns.
+pub type Received = Result<ferromq::Msg, ferromq::Error>;
+
+/// `received`, moved a word at a time. The runtime hands a received frame back through
+/// memory, stored a word at a time, and a plain move of it reads 16 bytes at once, which waits
+/// for those stores to complete (no store forwarding across them): once in `zmq_msg_recv` for
+/// every message, as `take_body` found for `zmq_msg_send` (issue 18).
+#[inline(always)]
+pub fn by_words(received: Received) -> Received {
+    const WORDS: usize = core::mem::size_of::<Received>() / core::mem::size_of::<usize>();
+    const _: () =
+        assert!(core::mem::size_of::<Received>() == WORDS * core::mem::size_of::<usize>());
+    let received = core::mem::ManuallyDrop::new(received);
+    let from = core::ptr::addr_of!(received).cast::<MaybeUninit<usize>>();
+    let mut words = [MaybeUninit::<usize>::uninit(); WORDS];
+    for (i, word) in words.iter_mut().enumerate() {
+        // SAFETY: `from` points to the value's `WORDS` words (sizes asserted equal), read as
+        // possibly uninitialised words (padding, an error's unused bytes). Volatile keeps
+        // the compiler from merging them into wider loads.
+        *word = unsafe { from.add(i).read_volatile() };
+    }
+    // SAFETY: `words` holds every byte of `received`, which is not dropped (`ManuallyDrop`),
+    // so the value returned owns what it owned, once (same size, asserted).
+    unsafe { core::mem::transmute::<[MaybeUninit<usize>; WORDS], Received>(words) }
 }
 
 /// `zmq_msg_init_size`: a message of a fresh body of `size` bytes (see
@@ -339,7 +392,48 @@ pub unsafe fn release(msg: *mut zmq_msg_t) -> Result<(), Errno> {
             return Err(Errno(EFAULT));
         }
         slot.cast::<usize>().write(DEAD);
-        core::ptr::drop_in_place(slot);
+        // Field by field, so that the check for `zmq_msg_gets` strings is inline and their
+        // drop is not (most messages have none).
+        core::ptr::drop_in_place(core::ptr::addr_of_mut!((*slot).body));
+        core::ptr::drop_in_place(core::ptr::addr_of_mut!((*slot).metadata));
+        if (*slot).props.get().is_some() {
+            drop_props_in_place(core::ptr::addr_of_mut!((*slot).props));
+        }
+    }
+    Ok(())
+}
+
+/// Drops a released message's `zmq_msg_gets` strings.
+///
+/// # Safety
+/// `props` is a live `OnceCell` that is not used again.
+#[cold]
+#[inline(never)]
+unsafe fn drop_props_in_place(props: *mut OnceCell<Box<Props>>) {
+    // SAFETY: per the contract.
+    unsafe { core::ptr::drop_in_place(props) }
+}
+
+/// Places an empty message in `msg` (`zmq_msg_init`), field by field, overwriting whatever
+/// was there without dropping it. Built as a value and then placed, the message was written
+/// to the stack in pieces and copied with wide loads, which wait for those stores (see
+/// `release`).
+///
+/// # Safety
+/// `msg` is NULL or points to a writable `zmq_msg_t`.
+#[inline(always)]
+pub unsafe fn put_empty(msg: *mut zmq_msg_t) -> Result<(), Errno> {
+    let slot = slot(msg)?;
+    // SAFETY: non-NULL, aligned, 64 writable bytes per the contract; MsgCell fits (asserted).
+    // Every field is written once, the tag last, so the slot holds a whole MsgCell afterwards.
+    unsafe {
+        core::ptr::addr_of_mut!((*slot).body).write(Bytes::new());
+        core::ptr::addr_of_mut!((*slot).metadata).write(None);
+        core::ptr::addr_of_mut!((*slot).props).write(OnceCell::new());
+        core::ptr::addr_of_mut!((*slot).kind).write(Kind::Small);
+        core::ptr::addr_of_mut!((*slot).more).write(false);
+        core::ptr::addr_of_mut!((*slot).shared).write(false);
+        core::ptr::addr_of_mut!((*slot).tag).write(LIVE);
     }
     Ok(())
 }
