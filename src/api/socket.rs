@@ -526,7 +526,13 @@ impl Socket {
         }
         let mut core = self.shared.lock();
         let sent = core.pattern.send(frame, more, &self.options);
+        // The tag alone, then the rest only for a refusal (see `try_send_lent`).
+        let ok = sent.is_ok();
         self.shared.unlock(core);
+        if ok {
+            std::mem::forget(sent);
+            return Ok(());
+        }
         sent
     }
 
