@@ -118,13 +118,26 @@ impl MsgCell {
         } else {
             Kind::Long
         };
-        self.body = msg.data;
+        let data = core::mem::ManuallyDrop::new(msg.data);
+        // SAFETY: `data` is not dropped; its copy is the body from here on.
+        let old = core::mem::replace(&mut self.body, unsafe { body_by_words(&data) });
         self.more = msg.more;
         self.shared = false;
-        self.metadata = msg.metadata;
+        let old_metadata = core::mem::replace(&mut self.metadata, msg.metadata);
         if self.props.get().is_some() {
-            self.props = OnceCell::new();
+            self.drop_props();
         }
+        // The old content goes last: dropping it is a call, across which the new body would
+        // otherwise wait on the stack and be read back with wide loads (see `settled`).
+        drop(old);
+        drop(old_metadata);
+    }
+
+    /// Drops the strings `zmq_msg_gets` made (out of line: most messages have none).
+    #[cold]
+    #[inline(never)]
+    fn drop_props(&mut self) {
+        self.props = OnceCell::new();
     }
 
     /// Moves the body out, leaving an empty one: what `zmq_msg_send` sends. The body is read
@@ -163,7 +176,7 @@ impl MsgCell {
         self.shared = false;
         self.metadata = None;
         if self.props.get().is_some() {
-            self.props = OnceCell::new();
+            self.drop_props();
         }
     }
 
@@ -207,6 +220,48 @@ unsafe fn is_live(cell: *const MsgCell) -> bool {
     // which the caller guarantees readable and aligned. Any bit pattern is a valid usize, so
     // this read is sound even for a slot that was never initialised by us.
     unsafe { cell.cast::<usize>().read() == LIVE }
+}
+
+/// A received frame, copied field by field: the body a word at a time, the metadata pointer
+/// and the `more` byte each with its own width. `Socket::recv` returns the frame through
+/// memory, storing each field with its width (the `more` byte alone), and a plain move of
+/// it read 16 or 8 bytes at once across those stores; such a load waits until the stores
+/// have completed (no store forwarding across them): once in `zmq_msg_recv` for every
+/// message, as `take_body` found for `zmq_msg_send` (issue 18).
+///
+/// # Safety
+/// The copy owns what `msg` owns: the caller must not drop `msg`.
+#[inline(always)]
+pub unsafe fn settled(msg: &ferromq::Msg) -> ferromq::Msg {
+    // SAFETY: each read is of a live field of `msg` at its own type (the body as its words,
+    // see `body_by_words`); ownership per the contract. Volatile keeps the loads at these
+    // widths.
+    unsafe {
+        ferromq::Msg {
+            data: body_by_words(&msg.data),
+            metadata: core::ptr::read_volatile(core::ptr::addr_of!(msg.metadata)),
+            more: core::ptr::read_volatile(core::ptr::addr_of!(msg.more)),
+        }
+    }
+}
+
+/// A copy of `body`'s bytes, read a word at a time.
+///
+/// # Safety
+/// The copy owns what `body` owns: the caller must not drop `body`.
+#[inline(always)]
+unsafe fn body_by_words(body: &Bytes) -> Bytes {
+    const WORDS: usize = core::mem::size_of::<Bytes>() / core::mem::size_of::<usize>();
+    const _: () = assert!(core::mem::size_of::<Bytes>() == WORDS * core::mem::size_of::<usize>());
+    let from = core::ptr::from_ref(body).cast::<MaybeUninit<usize>>();
+    let mut words = [MaybeUninit::<usize>::uninit(); WORDS];
+    for (i, word) in words.iter_mut().enumerate() {
+        // SAFETY: `from` points to the body's `WORDS` words (sizes asserted equal). Volatile
+        // keeps the compiler from merging them into wider loads.
+        *word = unsafe { core::ptr::read_volatile(from.add(i)) };
+    }
+    // SAFETY: every byte of `body`, same size (asserted); ownership per the contract.
+    unsafe { core::mem::transmute::<[MaybeUninit<usize>; WORDS], Bytes>(words) }
 }
 
 /// `zmq_msg_init_size`: a message of a fresh body of `size` bytes (see
@@ -339,7 +394,48 @@ pub unsafe fn release(msg: *mut zmq_msg_t) -> Result<(), Errno> {
             return Err(Errno(EFAULT));
         }
         slot.cast::<usize>().write(DEAD);
-        core::ptr::drop_in_place(slot);
+        // Field by field, so that the check for `zmq_msg_gets` strings is inline and their
+        // drop is not (most messages have none).
+        core::ptr::drop_in_place(core::ptr::addr_of_mut!((*slot).body));
+        core::ptr::drop_in_place(core::ptr::addr_of_mut!((*slot).metadata));
+        if (*slot).props.get().is_some() {
+            drop_props_in_place(core::ptr::addr_of_mut!((*slot).props));
+        }
+    }
+    Ok(())
+}
+
+/// Drops a released message's `zmq_msg_gets` strings.
+///
+/// # Safety
+/// `props` is a live `OnceCell` that is not used again.
+#[cold]
+#[inline(never)]
+unsafe fn drop_props_in_place(props: *mut OnceCell<Box<Props>>) {
+    // SAFETY: per the contract.
+    unsafe { core::ptr::drop_in_place(props) }
+}
+
+/// Places an empty message in `msg` (`zmq_msg_init`), field by field, overwriting whatever
+/// was there without dropping it. Built as a value and then placed, the message was written
+/// to the stack in pieces and copied with wide loads, which wait for those stores (see
+/// `release`).
+///
+/// # Safety
+/// `msg` is NULL or points to a writable `zmq_msg_t`.
+#[inline(always)]
+pub unsafe fn put_empty(msg: *mut zmq_msg_t) -> Result<(), Errno> {
+    let slot = slot(msg)?;
+    // SAFETY: non-NULL, aligned, 64 writable bytes per the contract; MsgCell fits (asserted).
+    // Every field is written once, the tag last, so the slot holds a whole MsgCell afterwards.
+    unsafe {
+        core::ptr::addr_of_mut!((*slot).body).write(Bytes::new());
+        core::ptr::addr_of_mut!((*slot).metadata).write(None);
+        core::ptr::addr_of_mut!((*slot).props).write(OnceCell::new());
+        core::ptr::addr_of_mut!((*slot).kind).write(Kind::Small);
+        core::ptr::addr_of_mut!((*slot).more).write(false);
+        core::ptr::addr_of_mut!((*slot).shared).write(false);
+        core::ptr::addr_of_mut!((*slot).tag).write(LIVE);
     }
     Ok(())
 }
