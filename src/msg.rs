@@ -120,20 +120,6 @@ impl From<String> for Msg {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn conversions_keep_the_bytes() {
-        assert_eq!(Msg::from("ab").as_slice(), b"ab");
-        assert_eq!(Msg::from(vec![1u8, 2]).as_slice(), &[1, 2]);
-        assert_eq!(Msg::from(&b"xyz"[..]).len(), 3);
-        assert!(Msg::from(Bytes::new()).is_empty());
-        assert!(!Msg::from("a").more);
-    }
-}
-
 /// A pattern's answer, taken from where the pattern stored it without a wide load across
 /// narrower stores. A pattern's `recv` and `send` return through memory (the values are too
 /// large for registers), writing each field with its own width (a frame's words, its one-byte
@@ -141,8 +127,8 @@ mod tests {
 /// time, and such a load waits until the stores it spans have completed instead of taking
 /// their data from the store buffer. `perf annotate` of `scale inproc 1 .. router` put
 /// a third of `Socket::recv`'s and of `send_slice`'s samples on those loads (issue 18,
-/// session 17).
-pub(crate) mod settled {
+/// session 17). The C ABI crate reads `Socket::recv`'s answer the same way.
+pub mod settled {
     use std::mem::{size_of, MaybeUninit};
     use std::ptr::{addr_of, read_volatile};
 
@@ -156,7 +142,7 @@ pub(crate) mod settled {
     /// # Safety
     /// The copy owns what `msg` owns: the caller must not drop `msg`.
     #[inline(always)]
-    pub(crate) unsafe fn received(msg: &Msg) -> Msg {
+    pub unsafe fn received(msg: &Msg) -> Msg {
         // SAFETY: each read is of a live field of `msg`, at its own type; ownership per the
         // contract. Volatile keeps the loads at these widths.
         unsafe {
@@ -173,7 +159,7 @@ pub(crate) mod settled {
     /// # Safety
     /// The copy owns what `body` owns: the caller must not drop `body`.
     #[inline(always)]
-    pub(crate) unsafe fn body(body: &Bytes) -> Bytes {
+    pub unsafe fn body(body: &Bytes) -> Bytes {
         const WORDS: usize = size_of::<Bytes>() / size_of::<usize>();
         const _: () = assert!(size_of::<Bytes>() == WORDS * size_of::<usize>());
         let from = std::ptr::from_ref(body).cast::<MaybeUninit<usize>>();
@@ -184,5 +170,37 @@ pub(crate) mod settled {
         }
         // SAFETY: every byte of `body`, same size (asserted); ownership per the contract.
         unsafe { std::mem::transmute::<[MaybeUninit<usize>; WORDS], Bytes>(words) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions_keep_the_bytes() {
+        assert_eq!(Msg::from("ab").as_slice(), b"ab");
+        assert_eq!(Msg::from(vec![1u8, 2]).as_slice(), &[1, 2]);
+        assert_eq!(Msg::from(&b"xyz"[..]).len(), 3);
+        assert!(Msg::from(Bytes::new()).is_empty());
+        assert!(!Msg::from("a").more);
+    }
+
+    #[test]
+    fn a_settled_copy_owns_the_frame() {
+        let body = Bytes::from(vec![7u8; 100]);
+        let original = std::mem::ManuallyDrop::new(Msg {
+            data: body.clone(),
+            metadata: None,
+            more: true,
+        });
+        // SAFETY: `original` is never dropped nor used after the copy.
+        let copy = unsafe { settled::received(&original) };
+        assert_eq!(copy.as_slice(), &[7u8; 100][..]);
+        assert!(copy.more);
+        assert!(!body.is_unique());
+        drop(copy);
+        // The copy held the original's share and released it: the body is unique again.
+        assert!(body.is_unique());
     }
 }

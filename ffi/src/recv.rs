@@ -39,7 +39,7 @@ unsafe fn recv_msg<R>(
     let received = core::mem::ManuallyDrop::new(handle.socket.recv(flags | RecvFlags::DONTWAIT));
     match &*received {
         // SAFETY: `received` is not dropped (`ManuallyDrop`) nor used again.
-        Ok(msg) => Ok(deliver(unsafe { cell::settled(msg) })),
+        Ok(msg) => Ok(deliver(unsafe { ferromq::settled::received(msg) })),
         Err(Error::Again) if !flags.contains(RecvFlags::DONTWAIT) => {
             // SAFETY: forwarded; `handle` is not used past this point.
             unsafe { recv_waiting(s, flags) }.map(deliver)

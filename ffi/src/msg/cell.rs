@@ -120,7 +120,7 @@ impl MsgCell {
         };
         let data = core::mem::ManuallyDrop::new(msg.data);
         // SAFETY: `data` is not dropped; its copy is the body from here on.
-        let old = core::mem::replace(&mut self.body, unsafe { body_by_words(&data) });
+        let old = core::mem::replace(&mut self.body, unsafe { ferromq::settled::body(&data) });
         self.more = msg.more;
         self.shared = false;
         let old_metadata = core::mem::replace(&mut self.metadata, msg.metadata);
@@ -128,7 +128,7 @@ impl MsgCell {
             self.drop_props();
         }
         // The old content goes last: dropping it is a call, across which the new body would
-        // otherwise wait on the stack and be read back with wide loads (see `settled`).
+        // otherwise wait on the stack and be read back with wide loads (see `ferromq::settled`).
         drop(old);
         drop(old_metadata);
     }
@@ -220,48 +220,6 @@ unsafe fn is_live(cell: *const MsgCell) -> bool {
     // which the caller guarantees readable and aligned. Any bit pattern is a valid usize, so
     // this read is sound even for a slot that was never initialised by us.
     unsafe { cell.cast::<usize>().read() == LIVE }
-}
-
-/// A received frame, copied field by field: the body a word at a time, the metadata pointer
-/// and the `more` byte each with its own width. `Socket::recv` returns the frame through
-/// memory, storing each field with its width (the `more` byte alone), and a plain move of
-/// it read 16 or 8 bytes at once across those stores; such a load waits until the stores
-/// have completed (no store forwarding across them): once in `zmq_msg_recv` for every
-/// message, as `take_body` found for `zmq_msg_send` (issue 18).
-///
-/// # Safety
-/// The copy owns what `msg` owns: the caller must not drop `msg`.
-#[inline(always)]
-pub unsafe fn settled(msg: &ferromq::Msg) -> ferromq::Msg {
-    // SAFETY: each read is of a live field of `msg` at its own type (the body as its words,
-    // see `body_by_words`); ownership per the contract. Volatile keeps the loads at these
-    // widths.
-    unsafe {
-        ferromq::Msg {
-            data: body_by_words(&msg.data),
-            metadata: core::ptr::read_volatile(core::ptr::addr_of!(msg.metadata)),
-            more: core::ptr::read_volatile(core::ptr::addr_of!(msg.more)),
-        }
-    }
-}
-
-/// A copy of `body`'s bytes, read a word at a time.
-///
-/// # Safety
-/// The copy owns what `body` owns: the caller must not drop `body`.
-#[inline(always)]
-unsafe fn body_by_words(body: &Bytes) -> Bytes {
-    const WORDS: usize = core::mem::size_of::<Bytes>() / core::mem::size_of::<usize>();
-    const _: () = assert!(core::mem::size_of::<Bytes>() == WORDS * core::mem::size_of::<usize>());
-    let from = core::ptr::from_ref(body).cast::<MaybeUninit<usize>>();
-    let mut words = [MaybeUninit::<usize>::uninit(); WORDS];
-    for (i, word) in words.iter_mut().enumerate() {
-        // SAFETY: `from` points to the body's `WORDS` words (sizes asserted equal). Volatile
-        // keeps the compiler from merging them into wider loads.
-        *word = unsafe { core::ptr::read_volatile(from.add(i)) };
-    }
-    // SAFETY: every byte of `body`, same size (asserted); ownership per the contract.
-    unsafe { core::mem::transmute::<[MaybeUninit<usize>; WORDS], Bytes>(words) }
 }
 
 /// `zmq_msg_init_size`: a message of a fresh body of `size` bytes (see
