@@ -164,6 +164,12 @@ impl Encoder {
         self.pending
     }
 
+    /// Pending bytes held in the encoder's own buffer (headers, commands and the bodies it
+    /// copied), as opposed to bodies queued by reference.
+    pub fn copied(&self) -> usize {
+        self.batch.len()
+    }
+
     /// Fills `out` with the pending bytes in wire order; returns how many slices it filled.
     pub fn io_slices<'a>(&'a self, out: &mut [IoSlice<'a>]) -> usize {
         let mut offset = 0;
