@@ -43,8 +43,9 @@ const WRITE_BATCH: usize = 256 * 1024;
 /// Stop filling the encoder above this many pending bytes in all, large bodies (queued by
 /// reference) included: a `writev` carries up to about this much. One 256 KiB body per
 /// `sendmsg` cost the sending CPU, the bound of a 256 KiB tcp stream, about 20 us more per
-/// message than four, most of it in waking the receiver once per message (issue 18, session
-/// 17: per-message system calls, wake-ups and CPU in docs/performance.md). A write this
+/// message than four, and a wake-up of the receiver (paid on that CPU) about twice as often
+/// (issue 18, session 17: per-message system calls, wake-ups and CPU in
+/// docs/performance.md). A write this
 /// large may take more than a turn (`TURN_BYTES`).
 const WRITE_BYTES: usize = 1024 * 1024;
 /// Frames taken from the outbound pipe, since the last yield, that make the engine yield the
