@@ -45,8 +45,7 @@ const WRITE_BATCH: usize = 256 * 1024;
 /// `sendmsg` cost the sending CPU, the bound of a 256 KiB tcp stream, about 20 us more per
 /// message than four, and a wake-up of the receiver (paid on that CPU) about twice as often
 /// (issue 18, session 17: per-message system calls, wake-ups and CPU in
-/// docs/performance.md). A write this
-/// large may take more than a turn (`TURN_BYTES`).
+/// docs/performance.md). A write this large may take more than a turn (`TURN_BYTES`).
 const WRITE_BYTES: usize = 1024 * 1024;
 /// Frames taken from the outbound pipe, since the last yield, that make the engine yield the
 /// CPU once before it sleeps on an empty pipe (see `Engine::pump_out`).
