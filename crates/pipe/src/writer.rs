@@ -148,7 +148,7 @@ impl<T> QueueWriter<T> {
             // the pipe and waits for us. Nobody else writes it now, so a plain store is enough.
             debug_assert_eq!(seen, ASLEEP);
             published.store(self.complete, Ordering::Release);
-            self.shared.reader_wake.notify();
+            self.front.reader_wake.notify();
         }
     }
 
@@ -293,7 +293,7 @@ impl<T> Drop for QueueWriter<T> {
         // either it sees the flag or we see it asleep and wake it.
         fence(Ordering::SeqCst);
         if self.front.published.load(Ordering::Acquire) == ASLEEP {
-            shared.reader_wake.notify();
+            self.front.reader_wake.notify();
         }
     }
 }
