@@ -121,11 +121,16 @@ impl<T> QueueWriter<T> {
     /// A caller asks before it writes (a ROUTER on the routing id frame, before the body), so
     /// this also starts loading the slot the next frame goes to: with many peers that slot's
     /// line is cold, and the flush's compare-and-swap would otherwise wait for the write to
-    /// it (issue 15).
+    /// it (issue 15). When the reader is asleep, the flush will wake it: the wake-up's first
+    /// line (the object behind `reader_wake`) is started too, for the same reason; the front
+    /// line it reads that from is the one this check reads anyway.
     pub fn can_write(&self) -> bool {
         // SAFETY: `tail` is live while the writer holds positions in it; only its address is
         // used.
         unsafe { (*self.tail).prefetch(slot_index(self.end)) };
+        if self.front.published.load(Ordering::Relaxed) == ASLEEP {
+            crate::prefetch(std::sync::Arc::as_ptr(&self.front.reader_wake).cast::<()>() as usize);
+        }
         self.in_message() || self.front.reader_closed.load(Ordering::Acquire) || self.check_room().0
     }
 
@@ -148,7 +153,7 @@ impl<T> QueueWriter<T> {
             // the pipe and waits for us. Nobody else writes it now, so a plain store is enough.
             debug_assert_eq!(seen, ASLEEP);
             published.store(self.complete, Ordering::Release);
-            self.shared.reader_wake.notify();
+            self.front.reader_wake.notify();
         }
     }
 
@@ -293,7 +298,7 @@ impl<T> Drop for QueueWriter<T> {
         // either it sees the flag or we see it asleep and wake it.
         fence(Ordering::SeqCst);
         if self.front.published.load(Ordering::Acquire) == ASLEEP {
-            shared.reader_wake.notify();
+            self.front.reader_wake.notify();
         }
     }
 }
