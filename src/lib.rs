@@ -74,6 +74,9 @@ pub use io::monitor;
 /// Recycled send buffers, shared with the C ABI crate (`zmq_msg_init_size` bodies).
 #[doc(hidden)]
 pub use io::send_buffers;
+/// Narrow reads of a pattern's answer, shared with the C ABI crate (`zmq_msg_recv`).
+#[doc(hidden)]
+pub use msg::settled;
 pub use msg::{Metadata, Msg};
 
 /// Whether this build implements a socket type (the others fail with `EINVAL`).

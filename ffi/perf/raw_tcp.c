@@ -13,7 +13,8 @@
  * to that many bodies in flight, so a ZMQ sender reads from that working set), WRITE bytes
  * per write() call (default: the whole message). Buffers are malloc'd and left unwritten,
  * as remote_thr leaves its message bodies. TCP_NODELAY on both sides, socket buffers left at
- * the OS default, as both libraries leave them.
+ * the OS default, as both libraries leave them. MSGS=N (environment) writes N messages per
+ * writev instead.
  *
  * Environment, to move the raw stream towards what a ZMQ library does (give both sides the
  * same HEAD): TOUCH=1 fills the send buffers first; SRC=N starts them N bytes into a page
@@ -89,6 +90,40 @@ int main (int argc, char **argv)
             bufs[i] = (char *) (((unsigned long) base + 4095) & ~4095UL) + src;
             if (getenv ("TOUCH"))
                 memset (bufs[i], 1, size);
+        }
+        /* MSGS=N: N messages (each with its HEAD) per writev, as a ZMQ engine that queues
+         * several bodies by reference writes them (ferromq: up to 1 MiB per write); WRITE
+         * is ignored then. */
+        long per = getenv ("MSGS") ? atol (getenv ("MSGS")) : 1;
+        if (per > 1) {
+            struct iovec *iov = malloc (2 * per * sizeof *iov);
+            if (!iov)
+                die ("malloc");
+            for (long k = 0; k < count; k += per) {
+                int m = 0;
+                for (long j = k; j < k + per && j < count; j++) {
+                    if (head)
+                        iov[m++] = (struct iovec){header, head};
+                    iov[m++] = (struct iovec){bufs[j % buffers], size};
+                }
+                struct iovec *v = iov;
+                while (m > 0) {
+                    ssize_t n = writev (s, v, m);
+                    if (n <= 0)
+                        die ("write");
+                    while (m > 0 && (size_t) n >= v->iov_len) {
+                        n -= v->iov_len;
+                        v++;
+                        m--;
+                    }
+                    if (m > 0) {
+                        v->iov_base = (char *) v->iov_base + n;
+                        v->iov_len -= n;
+                    }
+                }
+            }
+            close (s);
+            return 0;
         }
         for (long k = 0; k < count; k++) {
             char *p = bufs[k % buffers];

@@ -36,13 +36,15 @@ unsafe fn recv_msg<R>(
     let flags = flags_of(flags);
     // SAFETY: tag-checked; one thread per socket per the C contract.
     let handle = unsafe { socket(s) }?;
-    match handle.socket.recv(flags | RecvFlags::DONTWAIT) {
-        Ok(msg) => Ok(deliver(msg)),
+    let received = core::mem::ManuallyDrop::new(handle.socket.recv(flags | RecvFlags::DONTWAIT));
+    match &*received {
+        // SAFETY: `received` is not dropped (`ManuallyDrop`) nor used again.
+        Ok(msg) => Ok(deliver(unsafe { ferromq::settled::received(msg) })),
         Err(Error::Again) if !flags.contains(RecvFlags::DONTWAIT) => {
             // SAFETY: forwarded; `handle` is not used past this point.
             unsafe { recv_waiting(s, flags) }.map(deliver)
         }
-        Err(e) => Err(errno_of(e)),
+        Err(e) => Err(errno_of(*e)),
     }
 }
 

@@ -6,6 +6,7 @@
 //! SNDTIMEO/RCVTIMEO) and try again. The pattern sits in a `RefCell` because ZMQ_EVENTS and
 //! `poll` look at it through `&Socket`; the socket is `!Sync`, so the borrow never contends.
 
+use std::mem::ManuallyDrop;
 use std::os::fd::RawFd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -525,7 +526,13 @@ impl Socket {
         }
         let mut core = self.shared.lock();
         let sent = core.pattern.send(frame, more, &self.options);
+        // The tag alone, then the rest only for a refusal (see `try_send_lent`).
+        let ok = sent.is_ok();
         self.shared.unlock(core);
+        if ok {
+            std::mem::forget(sent);
+            return Ok(());
+        }
         sent
     }
 
@@ -548,23 +555,22 @@ impl Socket {
     pub fn send_slice(&mut self, data: &[u8], flags: SendFlags) -> SendResult<Msg> {
         // The first try lends the bytes: the pattern copies them only if it keeps the frame.
         // A refused frame comes back copied, and any wait and retry goes on with that copy.
-        match self.try_send_lent(data, flags.contains(SendFlags::SNDMORE)) {
+        let mut refused = Bytes::new();
+        match self.try_send_lent(data, flags.contains(SendFlags::SNDMORE), &mut refused) {
             Ok(()) => Ok(()),
-            Err((Error::Again, frame)) if !flags.contains(SendFlags::DONTWAIT) => {
-                self.send(frame, flags)
-            }
-            Err((e, frame)) => Err(SendError::new(e, Msg::new(frame))),
+            Err(Error::Again) if !flags.contains(SendFlags::DONTWAIT) => self.send(refused, flags),
+            Err(e) => Err(SendError::new(e, Msg::new(refused))),
         }
     }
 
-    /// [`Socket::try_send_frame`] of lent bytes; a refused frame comes back copied.
-    fn try_send_lent(
-        &mut self,
-        data: &[u8],
-        more: bool,
-    ) -> std::result::Result<(), (Error, Bytes)> {
+    /// [`Socket::try_send_frame`] of lent bytes; a refused frame comes back copied, in
+    /// `refused`. (Not in the `Err`: the answer is then an `Error` alone, which comes back in
+    /// a register, and the pattern's answer is read only as far as its tag unless the frame
+    /// was refused; see `msg::settled`.)
+    fn try_send_lent(&mut self, data: &[u8], more: bool, refused: &mut Bytes) -> Result<()> {
         if self.ctx.is_terminated() {
-            return Err((Error::Term, self.copy_to_send(data)));
+            *refused = self.copy_to_send(data);
+            return Err(Error::Term);
         }
         let mut core = self.shared.lock();
         let frame = Lent {
@@ -572,8 +578,19 @@ impl Socket {
             buffers: &mut self.send_buffers,
         };
         let sent = core.pattern.send_lent(frame, more, &self.options);
+        let ok = sent.is_ok();
         self.shared.unlock(core);
-        sent
+        if ok {
+            std::mem::forget(sent);
+            return Ok(());
+        }
+        match sent {
+            Ok(()) => Ok(()),
+            Err((e, frame)) => {
+                *refused = frame;
+                Err(e)
+            }
+        }
     }
 
     /// A copy of `data` in the socket's send buffers.
@@ -605,15 +622,17 @@ impl Socket {
                 return Err(Error::Term);
             }
             let mut core = self.shared.lock();
-            let received = core.pattern.recv();
+            let received = ManuallyDrop::new(core.pattern.recv());
             self.shared.unlock(core);
-            match received {
+            match &*received {
                 Ok(msg) => {
+                    // SAFETY: `received` is not dropped (`ManuallyDrop`) nor used again.
+                    let msg = unsafe { crate::msg::settled::received(msg) };
                     self.rcvmore = msg.more;
                     return Ok(msg);
                 }
                 Err(Error::Again) => {}
-                Err(e) => return Err(e),
+                Err(e) => return Err(*e),
             }
             self.wait(patience.deadline()?)?;
         }

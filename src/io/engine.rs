@@ -37,8 +37,16 @@ const RECV_BUFFER: usize = 128 * 1024;
 /// The longest frame header (ZMTP 1.0's: 0xFF, 8 size octets, flags), read together with
 /// the end of a large body.
 const NEXT_HEADER: usize = 10;
-/// Stop filling the encoder above this many pending bytes and write first.
+/// Stop filling the encoder above this many copied bytes (headers, small bodies) and write
+/// first: the encoder's buffer grows to about this much and keeps it.
 const WRITE_BATCH: usize = 256 * 1024;
+/// Stop filling the encoder above this many pending bytes in all, large bodies (queued by
+/// reference) included: a `writev` carries up to about this much. One 256 KiB body per
+/// `sendmsg` cost the sending CPU, the bound of a 256 KiB tcp stream, about 20 us more per
+/// message than four, and a wake-up of the receiver (paid on that CPU) about twice as often
+/// (issue 18, session 17: per-message system calls, wake-ups and CPU in
+/// docs/performance.md). A write this large may take more than a turn (`TURN_BYTES`).
+const WRITE_BYTES: usize = 1024 * 1024;
 /// Frames taken from the outbound pipe, since the last yield, that make the engine yield the
 /// CPU once before it sleeps on an empty pipe (see `Engine::pump_out`).
 const YIELD_AFTER: usize = 64;
@@ -470,7 +478,7 @@ impl Engine {
         // Frames taken from the pipe since this run last yielded the CPU (see below).
         let mut taken = 0;
         loop {
-            while !self.out_closed && self.encoder.len() < WRITE_BATCH {
+            while !self.out_closed && room(&self.encoder) {
                 // The pipe is declared asleep (the socket's next flush then writes this
                 // thread's eventfd) only when there is nothing left to write: a pipe found
                 // empty before a write stays awake, and the read after the write sees what the
@@ -482,7 +490,7 @@ impl Engine {
                 let drained = pipes.from_socket.read_awake_each(|item, more| {
                     taken += 1;
                     encode_out(encoder, decoder, out_more, commands, &item, more);
-                    encoder.len() < WRITE_BATCH
+                    room(encoder)
                 });
                 if !drained || !self.encoder.is_empty() {
                     break;
@@ -592,6 +600,12 @@ impl Engine {
             }
         }
     }
+}
+
+/// Whether the engine takes another frame from the outbound pipe before it writes.
+#[inline(always)]
+fn room(encoder: &Encoder) -> bool {
+    encoder.copied() < WRITE_BATCH && encoder.len() < WRITE_BYTES
 }
 
 /// Encodes one frame taken from the outbound pipe. A SUB socket's whole 0x01/0x00 + topic

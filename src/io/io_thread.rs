@@ -1,10 +1,11 @@
 //! An I/O thread: one mio `Poll` loop over established connections.
 //!
 //! Other threads reach it through a small inbox (new engines to adopt, tokens whose pipes
-//! need attention, stop) and one `mio::Waker`. A pipe wakes an engine through [`IoNotify`],
-//! which appends the engine's token to the ready list and wakes the poll only when the list
-//! was empty, so a burst of wake-ups costs one syscall. Tokens are never reused, so a late
-//! wake-up for a finished engine finds nothing and is ignored.
+//! need attention, stop) and one `mio::Waker`. A pipe wakes an engine through its `WakeSlot`,
+//! which holds this thread and the engine's token: the token is appended to the ready list,
+//! and the poll is woken only when the list was empty, so a burst of wake-ups costs one
+//! syscall. Tokens are never reused, so a late wake-up for a finished engine finds nothing
+//! and is ignored.
 
 use std::collections::{HashMap, HashSet};
 use std::io;
@@ -13,12 +14,12 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use ferromq_pipe::Notify;
 use mio::{Events, Interest, Poll, Token, Waker};
 
 use crate::io::deadlines::Deadlines;
 use crate::io::engine::{Engine, Step};
 use crate::io::recv_buffers::RecvBuffers;
+use crate::io::wake::NotifyToken;
 
 const WAKER: Token = Token(usize::MAX);
 
@@ -42,10 +43,7 @@ impl IoShared {
     pub(crate) fn adopt(self: &Arc<Self>, engine: Engine) {
         let token = self.next_token.fetch_add(1, Ordering::Relaxed);
         if let Some(pipes) = engine.pipes() {
-            pipes.wake.install(Arc::new(IoNotify {
-                io: Arc::clone(self),
-                token,
-            }));
+            pipes.wake.install_token(Arc::clone(self) as _, token);
         }
         if let Ok(mut inbox) = self.inbox.lock() {
             inbox.adopt.push((token, engine));
@@ -61,24 +59,19 @@ impl IoShared {
     }
 }
 
-/// Wakes one engine of one I/O thread.
-#[derive(Debug)]
-pub(crate) struct IoNotify {
-    io: Arc<IoShared>,
-    token: usize,
-}
-
-impl Notify for IoNotify {
-    fn notify(&self) {
-        let first = match self.io.inbox.lock() {
+impl NotifyToken for IoShared {
+    /// Wakes the engine `token`: notes it in the ready list, and writes the waker only when
+    /// the list was empty (the thread takes the whole list at once).
+    fn notify_token(&self, token: usize) {
+        let first = match self.inbox.lock() {
             Ok(mut inbox) => {
-                inbox.ready.push(self.token);
+                inbox.ready.push(token);
                 inbox.ready.len() == 1 && inbox.adopt.is_empty()
             }
             Err(_) => false,
         };
         if first {
-            let _ = self.io.waker.wake();
+            let _ = self.waker.wake();
         }
     }
 }

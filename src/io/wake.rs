@@ -5,15 +5,53 @@
 //! whichever I/O thread runs the current connection (and an inproc pipe's binder end waits for
 //! a socket that may not exist yet). [`WakeSlot`] is the indirection: the pipe holds it, and
 //! whoever owns the end now installs itself.
+//!
+//! An I/O thread installs itself with the engine's token ([`WakeSlot::install_token`]), kept in
+//! the slot beside its lock, rather than as an object of its own per engine: a ROUTER sending
+//! to one of a thousand tcp peers in turn finds that peer's engine asleep on almost every
+//! message, and each line the wake-up passes through is then cold. An object per engine was
+//! one more cold line, read only to learn which thread and which token (issue 15).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use ferromq_pipe::Notify;
 
-/// A `Notify` that forwards to whatever target is installed (or drops the wake-up).
+/// Wakes one of many targets told apart by a token: an I/O thread's engines.
+pub(crate) trait NotifyToken: Send + Sync {
+    fn notify_token(&self, token: usize);
+}
+
+/// What a wake-up goes to.
 #[derive(Default)]
+enum Target {
+    /// Nobody owns the end now: the wake-up is dropped.
+    #[default]
+    None,
+    /// An engine: the thread that runs it (shared by all its engines) and its token.
+    Token(Arc<dyn NotifyToken>, usize),
+    /// Anything else (a socket's peer wake-up, the reconnect task).
+    Notify(Arc<dyn Notify>),
+}
+
+impl Target {
+    fn notify(&self) {
+        match self {
+            Target::None => {}
+            Target::Token(owner, token) => owner.notify_token(*token),
+            Target::Notify(t) => t.notify(),
+        }
+    }
+}
+
+/// A `Notify` that forwards to whatever target is installed (or drops the wake-up).
+///
+/// Aligned to a cache line so that the lock and the target it guards, all a wake-up reads of
+/// the slot, share one line (an `Arc`'s counts go on the line before, untouched by a
+/// wake-up).
+#[derive(Default)]
+#[repr(align(64))]
 pub(crate) struct WakeSlot {
-    target: Mutex<Option<Arc<dyn Notify>>>,
+    target: Mutex<Target>,
 }
 
 impl std::fmt::Debug for WakeSlot {
@@ -29,16 +67,25 @@ impl WakeSlot {
 
     /// Installs a new target and wakes it once, so that it looks at the pipes it took over.
     pub(crate) fn install(&self, target: Arc<dyn Notify>) {
-        if let Ok(mut slot) = self.target.lock() {
-            *slot = Some(Arc::clone(&target));
-        }
-        target.notify();
+        self.replace(Target::Notify(target));
+    }
+
+    /// Installs an engine of `owner` as the target (see the module's note) and wakes it once.
+    pub(crate) fn install_token(&self, owner: Arc<dyn NotifyToken>, token: usize) {
+        self.replace(Target::Token(owner, token));
+    }
+
+    fn replace(&self, target: Target) {
+        let mut slot = self.target.lock().unwrap_or_else(PoisonError::into_inner);
+        *slot = target;
+        // Under the lock, as every wake-up: the target takes no lock of ours.
+        slot.notify();
     }
 
     /// Removes the target: wake-ups are dropped until the next `install`.
     pub(crate) fn clear(&self) {
         if let Ok(mut slot) = self.target.lock() {
-            *slot = None;
+            *slot = Target::None;
         }
     }
 }
@@ -50,10 +97,10 @@ impl Notify for WakeSlot {
     /// No target takes this lock again (they note a token or an id and write an eventfd), and
     /// `install`/`clear` wait at most for that.
     fn notify(&self) {
-        let slot = self.target.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(t) = slot.as_ref() {
-            t.notify();
-        }
+        self.target
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .notify();
     }
 }
 
@@ -81,5 +128,37 @@ mod tests {
         slot.clear();
         slot.notify();
         assert_eq!(c.0.load(Ordering::SeqCst), 2);
+    }
+
+    struct Tokens(Mutex<Vec<usize>>);
+    impl NotifyToken for Tokens {
+        fn notify_token(&self, token: usize) {
+            self.0.lock().unwrap().push(token);
+        }
+    }
+
+    #[test]
+    fn a_token_target_gets_its_token_and_a_new_install_replaces_it() {
+        let slot = WakeSlot::new();
+        let thread = Arc::new(Tokens(Mutex::new(Vec::new())));
+        slot.install_token(thread.clone(), 7);
+        slot.notify();
+        let c = Arc::new(Count(AtomicUsize::new(0)));
+        slot.install(c.clone());
+        slot.notify();
+        slot.install_token(thread.clone(), 9);
+        slot.notify();
+        slot.clear();
+        slot.notify();
+        assert_eq!(*thread.0.lock().unwrap(), [7, 7, 9, 9]);
+        assert_eq!(c.0.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn the_lock_and_the_target_share_one_line() {
+        let slot = WakeSlot::new();
+        let start = Arc::as_ptr(&slot) as usize;
+        assert_eq!(start % 64, 0);
+        assert!(std::mem::size_of::<WakeSlot>() <= 64);
     }
 }

@@ -116,7 +116,7 @@ fn meet(transport: &str, pattern: &str, binder: Side, connecter: Side) -> (Strin
         .stderr(Stdio::piped())
         .spawn()
         .expect("start the connecter");
-    let limit = Duration::from_secs(20);
+    let limit = Duration::from_secs(45);
     let connected = harness::wait_bounded(connect, limit);
     let bound = harness::wait_bounded(bound, limit);
     let mut rest = String::new();

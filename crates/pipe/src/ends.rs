@@ -265,4 +265,12 @@ mod tests {
             "the first chunk, then two on huge pages in turn"
         );
     }
+
+    /// A flush that wakes the reader finds the wake-up on the line it has just swapped
+    /// `published` on (issue 15: one cold line less per wake-up).
+    #[test]
+    fn the_front_line_holds_the_readers_wake_up() {
+        // The cell that holds it starts a line (`CachePadded`).
+        assert!(std::mem::size_of::<crate::shared::Front>() <= 64);
+    }
 }

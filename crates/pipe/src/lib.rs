@@ -83,8 +83,8 @@ pub fn pipe<T: Send>(
     writer_wake: std::sync::Arc<dyn Notify>,
 ) -> (Writer<T>, Reader<T>) {
     let first_chunk = Chunk::alloc();
-    let shared = Arc::new(Shared::new(first_chunk, reader_wake, writer_wake));
-    let front = shared::front(hwm);
+    let shared = Arc::new(Shared::new(first_chunk, writer_wake));
+    let front = shared::front(hwm, reader_wake);
     let writer = QueueWriter::new(
         Arc::clone(&shared),
         shared::FrontCell::clone(&front),

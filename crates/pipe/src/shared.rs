@@ -31,13 +31,19 @@ pub(crate) struct Front {
     pub(crate) hwm: AtomicU64,
     pub(crate) reader_closed: AtomicBool,
     pub(crate) writer_closed: AtomicBool,
+    /// Called by a flush that finds the reader asleep. Here rather than with the rest of
+    /// `Shared`: that flush has just loaded this line for its compare-and-swap, and a wake-up
+    /// is the common case when a socket sends to one of many peers in turn, each of which has
+    /// drained its one message and gone to sleep (a ROUTER's tcp peers, issue 15), where a
+    /// line of `Shared` read for it was cold every time.
+    pub(crate) reader_wake: std::sync::Arc<dyn Notify>,
 }
 
 /// Both ends and the HWM handles hold the front line: its own allocation, so that a [`crate::Hwm`]
 /// needs no type parameter and keeps neither end's frames alive.
 pub(crate) type FrontCell = std::sync::Arc<CachePadded<Front>>;
 
-pub(crate) fn front(hwm: usize) -> FrontCell {
+pub(crate) fn front(hwm: usize, reader_wake: std::sync::Arc<dyn Notify>) -> FrontCell {
     std::sync::Arc::new(CachePadded(Front {
         // A new reader counts as asleep, so the first flush always wakes it: a socket may
         // wait on its wake-up fd before it ever reads.
@@ -45,6 +51,7 @@ pub(crate) fn front(hwm: usize) -> FrontCell {
         hwm: AtomicU64::new(u64::try_from(hwm).unwrap_or(u64::MAX)),
         reader_closed: AtomicBool::new(false),
         writer_closed: AtomicBool::new(false),
+        reader_wake,
     }))
 }
 
@@ -62,16 +69,11 @@ pub(crate) struct Shared<T> {
     pub(crate) reader_position: AtomicU64,
     /// End of the frames the writer left behind when it was dropped.
     pub(crate) writer_end: AtomicU64,
-    pub(crate) reader_wake: std::sync::Arc<dyn Notify>,
     pub(crate) writer_wake: std::sync::Arc<dyn Notify>,
 }
 
 impl<T> Shared<T> {
-    pub(crate) fn new(
-        first_chunk: *mut Chunk<T>,
-        reader_wake: std::sync::Arc<dyn Notify>,
-        writer_wake: std::sync::Arc<dyn Notify>,
-    ) -> Self {
+    pub(crate) fn new(first_chunk: *mut Chunk<T>, writer_wake: std::sync::Arc<dyn Notify>) -> Self {
         Self {
             msgs_read: CachePadded(AtomicU64::new(0)),
             wake_writer_at: CachePadded(AtomicU64::new(NOT_WAITING)),
@@ -79,7 +81,6 @@ impl<T> Shared<T> {
             reader_head: AtomicPtr::new(first_chunk),
             reader_position: AtomicU64::new(0),
             writer_end: AtomicU64::new(0),
-            reader_wake,
             writer_wake,
         }
     }
@@ -156,7 +157,7 @@ impl fmt::Debug for Front {
             .field("hwm", &self.hwm.load(Ordering::Relaxed))
             .field("reader_closed", &self.reader_closed.load(Ordering::Relaxed))
             .field("writer_closed", &self.writer_closed.load(Ordering::Relaxed))
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

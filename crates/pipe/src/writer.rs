@@ -121,7 +121,9 @@ impl<T> QueueWriter<T> {
     /// A caller asks before it writes (a ROUTER on the routing id frame, before the body), so
     /// this also starts loading the slot the next frame goes to: with many peers that slot's
     /// line is cold, and the flush's compare-and-swap would otherwise wait for the write to
-    /// it (issue 15).
+    /// it (issue 15). When the reader is asleep, the flush will wake it: the wake-up's first
+    /// line (the object behind `reader_wake`) is started too, for the same reason; the front
+    /// line it reads that from is the one this check reads anyway.
     ///
     /// And the slot after it, where the following message starts if this one is one frame:
     /// with a thousand peers that message comes a thousand sends later, and the lines it will
@@ -138,6 +140,9 @@ impl<T> QueueWriter<T> {
             if index + 1 < CHUNK_SIZE {
                 (*self.tail).prefetch(index + 1);
             }
+        }
+        if self.front.published.load(Ordering::Relaxed) == ASLEEP {
+            crate::prefetch(std::sync::Arc::as_ptr(&self.front.reader_wake).cast::<()>() as usize);
         }
         self.in_message() || self.front.reader_closed.load(Ordering::Acquire) || self.check_room().0
     }
@@ -161,7 +166,7 @@ impl<T> QueueWriter<T> {
             // the pipe and waits for us. Nobody else writes it now, so a plain store is enough.
             debug_assert_eq!(seen, ASLEEP);
             published.store(self.complete, Ordering::Release);
-            self.shared.reader_wake.notify();
+            self.front.reader_wake.notify();
         }
     }
 
@@ -313,7 +318,7 @@ impl<T> Drop for QueueWriter<T> {
         // either it sees the flag or we see it asleep and wake it.
         fence(Ordering::SeqCst);
         if self.front.published.load(Ordering::Acquire) == ASLEEP {
-            shared.reader_wake.notify();
+            self.front.reader_wake.notify();
         }
     }
 }

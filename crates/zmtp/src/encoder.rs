@@ -164,6 +164,12 @@ impl Encoder {
         self.pending
     }
 
+    /// Pending bytes held in the encoder's own buffer (headers, commands and the bodies it
+    /// copied), as opposed to bodies queued by reference.
+    pub fn copied(&self) -> usize {
+        self.batch.len()
+    }
+
     /// Fills `out` with the pending bytes in wire order; returns how many slices it filled.
     pub fn io_slices<'a>(&'a self, out: &mut [IoSlice<'a>]) -> usize {
         let mut offset = 0;
@@ -236,6 +242,23 @@ mod tests {
 
     fn concat(enc: &Encoder) -> Vec<u8> {
         slices(enc).concat()
+    }
+
+    /// `copied` counts what the encoder's own buffer holds (headers, small bodies), not the
+    /// large bodies queued by reference, and falls as bytes are written.
+    #[test]
+    fn copied_counts_headers_and_small_bodies_only() {
+        let mut enc = Encoder::with_copy_threshold(4);
+        enc.push_frame(&Bytes::from_static(b"ab"), true);
+        enc.push_frame(&Bytes::from(vec![7u8; 300]), false);
+        // 2 + 2 copied for the small frame, 9 for the long frame's header; 300 by reference.
+        assert_eq!(enc.copied(), 13);
+        assert_eq!(enc.len(), 313);
+        enc.advance(4);
+        assert_eq!(enc.copied(), 9);
+        enc.advance(9 + 100);
+        assert_eq!(enc.copied(), 0);
+        assert_eq!(enc.len(), 200);
     }
 
     #[test]

@@ -118,13 +118,26 @@ impl MsgCell {
         } else {
             Kind::Long
         };
-        self.body = msg.data;
+        let data = core::mem::ManuallyDrop::new(msg.data);
+        // SAFETY: `data` is not dropped; its copy is the body from here on.
+        let old = core::mem::replace(&mut self.body, unsafe { ferromq::settled::body(&data) });
         self.more = msg.more;
         self.shared = false;
-        self.metadata = msg.metadata;
+        let old_metadata = core::mem::replace(&mut self.metadata, msg.metadata);
         if self.props.get().is_some() {
-            self.props = OnceCell::new();
+            self.drop_props();
         }
+        // The old content goes last: dropping it is a call, across which the new body would
+        // otherwise wait on the stack and be read back with wide loads (see `ferromq::settled`).
+        drop(old);
+        drop(old_metadata);
+    }
+
+    /// Drops the strings `zmq_msg_gets` made (out of line: most messages have none).
+    #[cold]
+    #[inline(never)]
+    fn drop_props(&mut self) {
+        self.props = OnceCell::new();
     }
 
     /// Moves the body out, leaving an empty one: what `zmq_msg_send` sends. The body is read
@@ -163,7 +176,7 @@ impl MsgCell {
         self.shared = false;
         self.metadata = None;
         if self.props.get().is_some() {
-            self.props = OnceCell::new();
+            self.drop_props();
         }
     }
 
@@ -339,7 +352,48 @@ pub unsafe fn release(msg: *mut zmq_msg_t) -> Result<(), Errno> {
             return Err(Errno(EFAULT));
         }
         slot.cast::<usize>().write(DEAD);
-        core::ptr::drop_in_place(slot);
+        // Field by field, so that the check for `zmq_msg_gets` strings is inline and their
+        // drop is not (most messages have none).
+        core::ptr::drop_in_place(core::ptr::addr_of_mut!((*slot).body));
+        core::ptr::drop_in_place(core::ptr::addr_of_mut!((*slot).metadata));
+        if (*slot).props.get().is_some() {
+            drop_props_in_place(core::ptr::addr_of_mut!((*slot).props));
+        }
+    }
+    Ok(())
+}
+
+/// Drops a released message's `zmq_msg_gets` strings.
+///
+/// # Safety
+/// `props` is a live `OnceCell` that is not used again.
+#[cold]
+#[inline(never)]
+unsafe fn drop_props_in_place(props: *mut OnceCell<Box<Props>>) {
+    // SAFETY: per the contract.
+    unsafe { core::ptr::drop_in_place(props) }
+}
+
+/// Places an empty message in `msg` (`zmq_msg_init`), field by field, overwriting whatever
+/// was there without dropping it. Built as a value and then placed, the message was written
+/// to the stack in pieces and copied with wide loads, which wait for those stores (see
+/// `release`).
+///
+/// # Safety
+/// `msg` is NULL or points to a writable `zmq_msg_t`.
+#[inline(always)]
+pub unsafe fn put_empty(msg: *mut zmq_msg_t) -> Result<(), Errno> {
+    let slot = slot(msg)?;
+    // SAFETY: non-NULL, aligned, 64 writable bytes per the contract; MsgCell fits (asserted).
+    // Every field is written once, the tag last, so the slot holds a whole MsgCell afterwards.
+    unsafe {
+        core::ptr::addr_of_mut!((*slot).body).write(Bytes::new());
+        core::ptr::addr_of_mut!((*slot).metadata).write(None);
+        core::ptr::addr_of_mut!((*slot).props).write(OnceCell::new());
+        core::ptr::addr_of_mut!((*slot).kind).write(Kind::Small);
+        core::ptr::addr_of_mut!((*slot).more).write(false);
+        core::ptr::addr_of_mut!((*slot).shared).write(false);
+        core::ptr::addr_of_mut!((*slot).tag).write(LIVE);
     }
     Ok(())
 }

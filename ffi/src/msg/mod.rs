@@ -29,7 +29,7 @@ use crate::errno::{EFAULT, EINVAL};
 #[no_mangle]
 pub unsafe extern "C" fn zmq_msg_init(msg: *mut zmq_msg_t) -> c_int {
     // SAFETY: forwarded caller contract.
-    guard(|| unsafe { cell::put(msg, MsgCell::empty()) }.map(|()| 0))
+    guard(|| unsafe { cell::put_empty(msg) }.map(|()| 0))
 }
 
 /// Initialises a message of `size` bytes, unfilled (as libzmq's), to be written through
