@@ -1,6 +1,7 @@
 //! The unit of allocation: a fixed block of slots, linked into a list that the writer extends
 //! at the tail and the reader retires at the head (libzmq's `yqueue_t` chunk).
 
+use std::alloc::Layout;
 use std::mem::MaybeUninit;
 use std::ptr;
 
@@ -20,30 +21,66 @@ pub(crate) struct Slot<T> {
 
 /// A block of [`CHUNK_SIZE`] slots. Whether a slot holds a value is not recorded here: it
 /// follows from the pipe's positions (a slot is full between its write and its read).
+///
+/// A pipe's first chunk comes from a slab on small pages, whose pages become resident only
+/// where written, so an idle pipe holds the page or two its few messages touched. The chunks
+/// after it come from slabs on huge pages, where a thousand busy pipes' chunks share a few TLB
+/// entries but every chunk is resident whole; the first one is freed, not recycled, once the
+/// reader is done with it (`Shared::recycle`), so a busy pipe soon runs on huge pages only
+/// (issue 15; `crate::slab`).
 pub(crate) struct Chunk<T> {
     slots: [UnsafeCell<MaybeUninit<Slot<T>>>; CHUNK_SIZE],
     pub(crate) next: AtomicPtr<Chunk<T>>,
+    /// From [`Chunk::alloc_huge`], not [`Chunk::alloc`].
+    huge: bool,
 }
 
 impl<T> Chunk<T> {
-    /// Allocates an empty, unlinked chunk and leaks it as a raw pointer; ownership is tracked
-    /// by the pipe's protocol and ended with [`Chunk::free`].
+    /// Allocates an empty, unlinked chunk on small pages and leaks it as a raw pointer;
+    /// ownership is tracked by the pipe's protocol and ended with [`Chunk::free`].
     pub(crate) fn alloc() -> *mut Chunk<T> {
-        let chunk = Box::new(Chunk {
-            slots: std::array::from_fn(|_| UnsafeCell::new(MaybeUninit::uninit())),
-            next: AtomicPtr::new(ptr::null_mut()),
-        });
-        Box::into_raw(chunk)
+        Chunk::alloc_in(false)
+    }
+
+    /// As [`Chunk::alloc`], but on huge pages.
+    pub(crate) fn alloc_huge() -> *mut Chunk<T> {
+        Chunk::alloc_in(true)
+    }
+
+    fn alloc_in(huge: bool) -> *mut Chunk<T> {
+        let chunk = crate::slab::alloc(Layout::new::<Chunk<T>>(), huge).cast::<Chunk<T>>();
+        // SAFETY: the memory is fresh, sized and aligned for a `Chunk<T>`, and nobody else
+        // has it.
+        unsafe {
+            ptr::write(
+                chunk,
+                Chunk {
+                    slots: std::array::from_fn(|_| UnsafeCell::new(MaybeUninit::uninit())),
+                    next: AtomicPtr::new(ptr::null_mut()),
+                    huge,
+                },
+            );
+        }
+        chunk
+    }
+
+    /// Whether the chunk is on huge pages ([`Chunk::alloc_huge`]).
+    pub(crate) fn is_huge(&self) -> bool {
+        self.huge
     }
 
     /// Releases a chunk's memory without touching its slots.
     ///
     /// # Safety
-    /// `chunk` came from [`Chunk::alloc`], is not freed yet, nobody else can reach it any
-    /// more, and every slot in it is vacant (values still in it are leaked, not dropped).
+    /// `chunk` came from [`Chunk::alloc`] or [`Chunk::alloc_huge`], is not freed yet, nobody
+    /// else can reach it any more, and every slot in it is vacant (values still in it are
+    /// leaked, not dropped).
     pub(crate) unsafe fn free(chunk: *mut Chunk<T>) {
-        // SAFETY: the caller guarantees `chunk` is a live, exclusively owned Box allocation.
-        drop(unsafe { Box::from_raw(chunk) });
+        // SAFETY: dropping the chunk in place runs the drop glue of its link and slot cells,
+        // which drop no values (a `MaybeUninit` drops nothing).
+        unsafe { ptr::drop_in_place(chunk) };
+        // SAFETY: the memory came from the slab pool with this layout and is not used again.
+        unsafe { crate::slab::free(chunk.cast(), Layout::new::<Chunk<T>>()) };
     }
 
     /// Makes a recycled chunk look freshly allocated.

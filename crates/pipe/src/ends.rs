@@ -241,6 +241,31 @@ mod tests {
         );
     }
 
+    /// An idle pipe writes to its first chunk, on small pages (resident only where written); a
+    /// busy one moves on to chunks on huge pages at its first chunk boundary and stays there,
+    /// its first chunk freed rather than recycled (issue 15).
+    #[test]
+    fn a_busy_pipe_moves_to_huge_pages() {
+        let (mut w, mut r) =
+            crate::pipe::<u64>(0, std::sync::Arc::new(Nobody), std::sync::Arc::new(Nobody));
+        let huge = |w: &Writer<u64>| match &w.0 {
+            WriterKind::Queue(q) => q.tail_is_huge(),
+            WriterKind::Conflate(_) => panic!("a queue pipe"),
+        };
+        let chunk = crate::chunk::CHUNK_SIZE as u64;
+        for i in 0..4 * chunk {
+            assert_eq!(huge(&w), i >= chunk, "message {i}");
+            w.try_write(i, false).unwrap();
+            w.flush();
+            assert!(matches!(r.read(), crate::Read::Item { item, .. } if item == i));
+        }
+        assert_eq!(
+            w.chunk_allocations(),
+            3,
+            "the first chunk, then two on huge pages in turn"
+        );
+    }
+
     /// A flush that wakes the reader finds the wake-up on the line it has just swapped
     /// `published` on (issue 15: one cold line less per wake-up).
     #[test]

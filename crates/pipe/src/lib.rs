@@ -13,7 +13,10 @@
 //! The design is libzmq's `ypipe`/`yqueue`/`pipe` in Rust:
 //!
 //! - Frames go into a linked list of fixed-size chunks; the reader hands each consumed chunk
-//!   back through a single spare slot, so a steady flow allocates nothing.
+//!   back through a single spare slot, so a steady flow allocates nothing. Chunks are carved
+//!   from 2 MiB slabs shared by all pipes (`slab`): a pipe's first chunk on small pages, the
+//!   ones after it on huge pages, so that many busy pipes' chunks do not take a TLB entry each
+//!   while an idle pipe stays resident only where written.
 //! - One shared word, `published`, holds the end of what the writer has flushed, or a
 //!   sentinel that says "the reader found the pipe empty and sleeps". The writer publishes
 //!   with a compare-and-swap from its previous value: if that fails, the reader is asleep and
@@ -49,6 +52,7 @@ mod notify;
 mod prefetch;
 mod reader;
 mod shared;
+mod slab;
 mod sync;
 mod writer;
 

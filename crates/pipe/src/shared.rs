@@ -86,11 +86,18 @@ impl<T> Shared<T> {
     }
 
     /// Hands a chunk nobody reads or writes any more to the spare slot; the chunk it displaces
-    /// (if any) is freed.
+    /// (if any) is freed. A chunk on small pages (a pipe's first) is freed instead, so that the
+    /// writer's next chunk comes from huge pages (see [`Chunk`]).
     ///
     /// # Safety
     /// The caller owns `chunk` exclusively and all its slots are vacant.
     pub(crate) unsafe fn recycle(&self, chunk: *mut Chunk<T>) {
+        // SAFETY: the caller owns the chunk.
+        if !unsafe { (*chunk).is_huge() } {
+            // SAFETY: exclusively ours with every slot vacant, as the caller guarantees.
+            unsafe { Chunk::free(chunk) };
+            return;
+        }
         // SAFETY: the caller owns the chunk; resetting the link makes it look fresh.
         unsafe { (*chunk).reset() };
         let displaced = self.spare.swap(chunk, Ordering::AcqRel);
