@@ -74,6 +74,16 @@ impl Sparse {
         usize::from(below)
     }
 
+    /// The child of `byte`, or `NO_CHILD`. Out of line: inlined into a match walk, the search's
+    /// three 64-bit constants took registers that the walk's own state then spilled to the
+    /// stack, the current node among it, putting a store and a reload on every step's chain
+    /// of loads (issue 15); a walk through `Range` and `Dense` nodes now keeps its state in
+    /// registers, and a sparse step pays a call.
+    #[inline(never)]
+    fn child(&self, byte: u8) -> NodeId {
+        self.position(byte).map_or(NO_CHILD, |at| self.ids[at])
+    }
+
     /// Where `byte` is, found as a zero byte in `keys ^ byte`, eight keys at a time taken as
     /// one `u64` (the "has a zero byte" bit trick): a few instructions and no branch per key,
     /// where counting the smaller keys took about forty (issue 15: a PUB's topics that branch
@@ -133,7 +143,7 @@ impl Children {
                 }
             }
             Children::None => NO_CHILD,
-            Children::Sparse(sparse) => sparse.position(byte).map_or(NO_CHILD, |at| sparse.ids[at]),
+            Children::Sparse(sparse) => sparse.child(byte),
             Children::Dense(dense) => dense.ids[usize::from(byte)],
         }
     }
