@@ -133,17 +133,15 @@ impl Children {
     /// The child of `byte`, or `NO_CHILD`: the match walk's form, a value and no flag.
     #[inline]
     pub(crate) fn child(&self, byte: u8) -> NodeId {
-        // `Range` first and apart: the steps below the first byte are mostly this shape, and
-        // one compare costs less than the jump through a table that a `match` compiles to.
-        if let Children::Range { base, ids, .. } = self {
-            return if byte & !RANGE_MASK == *base {
-                ids[usize::from(byte & RANGE_MASK)]
-            } else {
-                NO_CHILD
-            };
-        }
         match self {
-            Children::None | Children::Range { .. } => NO_CHILD,
+            Children::Range { base, ids, .. } => {
+                if byte & !RANGE_MASK == *base {
+                    ids[usize::from(byte & RANGE_MASK)]
+                } else {
+                    NO_CHILD
+                }
+            }
+            Children::None => NO_CHILD,
             Children::Sparse(sparse) => sparse.child(byte),
             Children::Dense(dense) => dense.ids[usize::from(byte)],
         }
