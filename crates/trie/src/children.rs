@@ -6,7 +6,9 @@
 /// Index of a node in the trie's arena.
 pub(crate) type NodeId = u32;
 
-const NO_CHILD: NodeId = NodeId::MAX;
+/// An empty slot; never a node's id (the arena stops short of it), so a walk can hand it
+/// to the arena's bounds check instead of testing for it.
+pub(crate) const NO_CHILD: NodeId = NodeId::MAX;
 
 /// Most children a sparse node holds before it turns dense; back to sparse below
 /// `SPARSE_BELOW`, and the gap keeps a node hovering at the limit from converting each time.
@@ -18,18 +20,20 @@ const SPARSE_BELOW: usize = 8;
 /// Pads the unused key slots: no byte is below it, so padding never counts in a search.
 const PAD: u8 = u8::MAX;
 
-/// Span of bytes a `Range` node covers.
+/// Span of bytes a `Range` node covers: an aligned block of sixteen (digits `0x30..=0x3F`).
 const RANGE: usize = 16;
+const RANGE_MASK: u8 = RANGE as u8 - 1;
 
 pub(crate) enum Children {
     None,
-    /// Every key in `min..min + RANGE`: the child of `byte` is `ids[byte - min]`, as libzmq's
-    /// mtrie indexes its table (`next.table[c - min]`). The base sits in the node itself, so
-    /// the table's slot is known from the node alone; a `Sparse` lookup first loads the keys
-    /// and only then the id, one more dependent load per node. Topics that branch on digits or
-    /// letters walk one such node per branching byte (issue 15: `t00000`..`t00999` take four).
+    /// Every key in the aligned block `base..base + RANGE` (`base` a multiple of RANGE): the
+    /// child of `byte` is `ids[byte % RANGE]`, as libzmq's mtrie indexes its table
+    /// (`next.table[c - min]`). The slot follows from the byte alone, so the table's pointer
+    /// and the id are the only loads of a step; whether `byte` is in the block is a compare
+    /// beside them. With an unaligned base the slot waited on loading the base first (issue
+    /// 15: `t00000`..`t00999` branch at three digits, a step of the walk each).
     Range {
-        min: u8,
+        base: u8,
         len: u8,
         ids: Box<[NodeId; RANGE]>,
     },
@@ -48,6 +52,8 @@ pub(crate) struct Sparse {
 pub(crate) struct Dense {
     ids: [NodeId; 256],
     len: u16,
+    /// Stays dense whatever its count (the root's table, see [`Children::index`]).
+    pinned: bool,
 }
 
 impl Sparse {
@@ -65,6 +71,16 @@ impl Sparse {
             below += u8::from(key < byte);
         }
         usize::from(below)
+    }
+
+    /// The child of `byte`, or `NO_CHILD`. Out of line: inlined into a match walk, the search's
+    /// three 64-bit constants took registers that the walk's own state then spilled to the
+    /// stack, the current node among it, putting a store and a reload on every step's chain
+    /// of loads (issue 15); a walk through `Range` and `Dense` nodes now keeps its state in
+    /// registers, and a sparse step pays a call.
+    #[inline(never)]
+    fn child(&self, byte: u8) -> NodeId {
+        self.position(byte).map_or(NO_CHILD, |at| self.ids[at])
     }
 
     /// Where `byte` is, found as a zero byte in `keys ^ byte`, eight keys at a time taken as
@@ -96,19 +112,38 @@ impl Sparse {
 }
 
 impl Children {
+    /// A 256-slot table that stays one when keys leave: the root's, a first-byte index.
+    /// Every message starts its walk there, and with two or three first bytes spread wider
+    /// than a `Range` (`a` and `t`, say) a `Sparse` root cost each message a key search and
+    /// one more dependent load; 1 KiB per trie buys a single load (issue 15).
+    pub(crate) fn index() -> Self {
+        Children::Dense(Box::new(Dense {
+            ids: [NO_CHILD; 256],
+            len: 0,
+            pinned: true,
+        }))
+    }
+
     #[inline]
     pub(crate) fn get(&self, byte: u8) -> Option<NodeId> {
+        let id = self.child(byte);
+        (id != NO_CHILD).then_some(id)
+    }
+
+    /// The child of `byte`, or `NO_CHILD`: the match walk's form, a value and no flag.
+    #[inline]
+    pub(crate) fn child(&self, byte: u8) -> NodeId {
         match self {
-            Children::None => None,
-            Children::Range { min, ids, .. } => ids
-                .get(usize::from(byte.wrapping_sub(*min)))
-                .copied()
-                .filter(|&id| id != NO_CHILD),
-            Children::Sparse(sparse) => sparse.position(byte).map(|at| sparse.ids[at]),
-            Children::Dense(dense) => {
-                let id = dense.ids[usize::from(byte)];
-                (id != NO_CHILD).then_some(id)
+            Children::Range { base, ids, .. } => {
+                if byte & !RANGE_MASK == *base {
+                    ids[usize::from(byte & RANGE_MASK)]
+                } else {
+                    NO_CHILD
+                }
             }
+            Children::None => NO_CHILD,
+            Children::Sparse(sparse) => sparse.child(byte),
+            Children::Dense(dense) => dense.ids[usize::from(byte)],
         }
     }
 
@@ -126,31 +161,20 @@ impl Children {
         match self {
             Children::None => {
                 let mut ids = Box::new([NO_CHILD; RANGE]);
-                ids[0] = id;
+                ids[usize::from(byte & RANGE_MASK)] = id;
                 *self = Children::Range {
-                    min: byte,
+                    base: byte & !RANGE_MASK,
                     len: 1,
                     ids,
                 };
             }
-            Children::Range { min, len, ids } => {
-                let at = usize::from(byte.wrapping_sub(*min));
-                if at < RANGE && usize::from(*min) + at <= usize::from(u8::MAX) {
-                    if ids[at] == NO_CHILD {
+            Children::Range { base, len, ids } => {
+                if byte & !RANGE_MASK == *base {
+                    let slot = &mut ids[usize::from(byte & RANGE_MASK)];
+                    if *slot == NO_CHILD {
                         *len += 1;
                     }
-                    ids[at] = id;
-                    return;
-                }
-                // Below the base: move the table up if the highest key still fits.
-                let highest = ids.iter().rposition(|&i| i != NO_CHILD).unwrap_or(0);
-                if byte < *min && usize::from(*min - byte) + highest < RANGE {
-                    let shift = usize::from(*min - byte);
-                    ids.copy_within(0..=highest, shift);
-                    ids[..shift].fill(NO_CHILD);
-                    ids[0] = id;
-                    *min = byte;
-                    *len += 1;
+                    *slot = id;
                     return;
                 }
                 // Too far apart for one table: the keys go to a sorted array (or a full table).
@@ -194,6 +218,7 @@ impl Children {
                     let mut dense = Box::new(Dense {
                         ids: [NO_CHILD; 256],
                         len: 0,
+                        pinned: false,
                     });
                     for (&key, &child) in sparse.keys[..len].iter().zip(&sparse.ids[..len]) {
                         dense.ids[usize::from(key)] = child;
@@ -216,17 +241,14 @@ impl Children {
     pub(crate) fn remove(&mut self, byte: u8) {
         match self {
             Children::None => {}
-            Children::Range { min, len, ids } => {
-                let at = usize::from(byte.wrapping_sub(*min));
-                match ids.get_mut(at) {
-                    Some(slot) if *slot != NO_CHILD => {
-                        *slot = NO_CHILD;
-                        *len -= 1;
-                        if *len == 0 {
-                            *self = Children::None;
-                        }
+            Children::Range { base, len, ids } => {
+                let slot = &mut ids[usize::from(byte & RANGE_MASK)];
+                if byte & !RANGE_MASK == *base && *slot != NO_CHILD {
+                    *slot = NO_CHILD;
+                    *len -= 1;
+                    if *len == 0 {
+                        *self = Children::None;
                     }
-                    _ => {}
                 }
             }
             Children::Sparse(sparse) => {
@@ -250,7 +272,7 @@ impl Children {
                 }
                 *slot = NO_CHILD;
                 dense.len -= 1;
-                if usize::from(dense.len) < SPARSE_BELOW {
+                if !dense.pinned && usize::from(dense.len) < SPARSE_BELOW {
                     let mut sparse = Box::new(Sparse {
                         keys: [PAD; SPARSE_MAX],
                         len: 0,
@@ -283,11 +305,11 @@ impl Children {
     /// (key, child) in key order.
     fn pairs(&self) -> Vec<(u8, NodeId)> {
         match self {
-            Children::Range { min, ids, .. } => ids
+            Children::Range { base, ids, .. } => ids
                 .iter()
                 .enumerate()
                 .filter(|&(_, &i)| i != NO_CHILD)
-                .map(|(at, &i)| (min.wrapping_add(at as u8), i))
+                .map(|(at, &i)| (base | at as u8, i))
                 .collect(),
             _ => Vec::new(),
         }
@@ -383,17 +405,17 @@ mod tests {
     }
 
     #[test]
-    fn range_moves_its_base_down_and_spreads_out_when_keys_leave_its_span() {
+    fn range_takes_its_block_in_any_order_and_spreads_out_when_keys_leave_it() {
         let mut keys = std::collections::BTreeMap::new();
         let mut children = Children::None;
-        // Digits in any order: one table, its base moving down as lower digits arrive.
+        // Digits in any order: one table, the block 0x30..=0x3F.
         for (n, digit) in b"5739018246".iter().enumerate() {
             children.set(*digit, n as NodeId);
             keys.insert(*digit, n as NodeId);
             assert!(matches!(children, Children::Range { .. }));
             agrees(&children, &keys);
         }
-        // A key RANGE above '0' does not fit one table with it: the keys spread out.
+        // A key RANGE above '0' is in the next block: the keys spread out.
         children.set(b'0' + RANGE as u8, 100);
         keys.insert(b'0' + RANGE as u8, 100);
         assert!(matches!(children, Children::Sparse(_)));
@@ -416,7 +438,7 @@ mod tests {
             assert!(matches!(children, Children::Range { .. }));
             agrees(&children, &keys);
         }
-        // Bytes 0..=9 map to slots past 255 - min: never set, never found, never removed.
+        // Byte 3 has the slot of 243 but not its block: not found, not removed.
         children.remove(3);
         agrees(&children, &keys);
         // A low byte cannot join the table: it spreads out, every key kept.
@@ -430,6 +452,24 @@ mod tests {
             agrees(&children, &keys);
         }
         assert!(matches!(children, Children::None));
+    }
+
+    #[test]
+    fn the_index_stays_dense_when_keys_leave() {
+        let mut keys = std::collections::BTreeMap::new();
+        let mut children = Children::index();
+        for (n, byte) in [b'a', b't', 0, 255].into_iter().enumerate() {
+            children.set(byte, n as NodeId);
+            keys.insert(byte, n as NodeId);
+            agrees(&children, &keys);
+        }
+        for byte in [b'a', 0, 255, b't'] {
+            children.remove(byte);
+            keys.remove(&byte);
+            assert!(matches!(children, Children::Dense(_)));
+            agrees(&children, &keys);
+        }
+        assert_eq!(children.single(), None);
     }
 
     #[test]

@@ -28,6 +28,16 @@ impl Label {
         }
     }
 
+    /// The length, read without forming the slice (no bounds check on the inline bytes): a
+    /// match step only needs to know whether the label is more than the byte that found it.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Label::Inline { len, .. } => usize::from(*len),
+            Label::Heap(bytes) => bytes.len(),
+        }
+    }
+
     /// `self` followed by `tail` (folding a node into its only child).
     pub(crate) fn concat(&self, tail: &[u8]) -> Self {
         let mut joined = Vec::with_capacity(self.len() + tail.len());
