@@ -18,7 +18,10 @@ use std::path::{Path, PathBuf};
 use ferromq_tests::rust_files;
 
 /// Files re-exported with `#[doc(hidden)]` from lib.rs (shared with the C ABI crate only).
-const HIDDEN: &[(&str, &str)] = &[("io/send_buffers.rs", "pub use io::send_buffers;")];
+const HIDDEN: &[(&str, &str)] = &[
+    ("io/send_buffers.rs", "pub use io::send_buffers;"),
+    ("msg/settled.rs", "pub use msg::settled;"),
+];
 
 const ITEM_KINDS: [&str; 5] = ["fn ", "struct ", "enum ", "trait ", "mod "];
 
