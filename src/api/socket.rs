@@ -524,16 +524,8 @@ impl Socket {
         if self.ctx.is_terminated() {
             return Err((Error::Term, frame));
         }
-        let mut core = self.shared.lock();
-        let sent = core.pattern.send(frame, more, &self.options);
-        // The tag alone, then the rest only for a refusal (see `try_send_lent`).
-        let ok = sent.is_ok();
-        self.shared.unlock(core);
-        if ok {
-            std::mem::forget(sent);
-            return Ok(());
-        }
-        sent
+        let options = &self.options;
+        send_locked(&self.shared, |pattern| pattern.send(frame, more, options))
     }
 
     /// Sends a copy of `data` as one message part, as `zmq_send` does. The copy goes into
@@ -572,19 +564,11 @@ impl Socket {
             *refused = self.copy_to_send(data);
             return Err(Error::Term);
         }
-        let mut core = self.shared.lock();
-        let frame = Lent {
-            data,
-            buffers: &mut self.send_buffers,
-        };
-        let sent = core.pattern.send_lent(frame, more, &self.options);
-        let ok = sent.is_ok();
-        self.shared.unlock(core);
-        if ok {
-            std::mem::forget(sent);
-            return Ok(());
-        }
-        match sent {
+        let (options, buffers) = (&self.options, &mut self.send_buffers);
+        let frame = Lent { data, buffers };
+        match send_locked(&self.shared, |pattern| {
+            pattern.send_lent(frame, more, options)
+        }) {
             Ok(()) => Ok(()),
             Err((e, frame)) => {
                 *refused = frame;
@@ -1584,6 +1568,25 @@ impl EventSink for Socket {
             let _ = self.send(endpoint, SendFlags::DONTWAIT);
         }
     }
+}
+
+/// One send on the locked pattern, answered with the pattern's tag alone unless the frame was
+/// refused: a move of the whole answer reads it back with wide loads, which wait for the
+/// pattern's narrower stores to complete (see `msg::settled`). Both send paths go through here.
+#[inline(always)]
+fn send_locked(
+    shared: &Shared,
+    send: impl FnOnce(&mut dyn pattern::Pattern) -> pattern::SendResult,
+) -> pattern::SendResult {
+    let mut core = shared.lock();
+    let sent = send(core.pattern.as_mut());
+    let ok = sent.is_ok();
+    shared.unlock(core);
+    if ok {
+        std::mem::forget(sent);
+        return Ok(());
+    }
+    sent
 }
 
 #[cfg(test)]

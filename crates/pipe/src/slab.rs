@@ -40,6 +40,11 @@ const SLAB: usize = 2 << 20;
 /// (allocation failure aborts, as the global allocator's does).
 #[cfg(not(all(target_os = "linux", not(loom), not(miri))))]
 pub(crate) fn alloc(layout: std::alloc::Layout, _huge: bool) -> *mut u8 {
+    heap_alloc(layout)
+}
+
+/// One chunk from the global allocator (off Linux, and where a slab cannot be had).
+fn heap_alloc(layout: std::alloc::Layout) -> *mut u8 {
     // SAFETY: chunks are never zero-sized (they hold at least a link).
     let p = unsafe { std::alloc::alloc(layout) };
     if p.is_null() {
@@ -63,7 +68,7 @@ pub(crate) use huge::{alloc, free};
 
 #[cfg(all(target_os = "linux", not(loom), not(miri)))]
 mod huge {
-    use super::SLAB;
+    use super::{heap_alloc, SLAB};
     use std::alloc::Layout;
     use std::collections::HashMap;
     use std::ptr;
@@ -162,15 +167,6 @@ mod huge {
                 unsafe { std::alloc::dealloc(p, layout) };
             }
         }
-    }
-
-    fn heap_alloc(layout: Layout) -> *mut u8 {
-        // SAFETY: chunks are never zero-sized (they hold at least a link).
-        let p = unsafe { std::alloc::alloc(layout) };
-        if p.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
-        p
     }
 
     impl Class {
