@@ -12,9 +12,12 @@
 #   RUNS        runs per library and case, interleaved (3); the figure is the median
 #   SIZES       message sizes in bytes ("64 1024 65536 262144")
 #   TRANSPORTS  tcp, ipc (two processes) and inproc (one process, two threads) ("tcp ipc inproc")
-#   PLACEMENTS  "pinned unpinned": pinned runs the receiving process on CPU 0 and the sending one
-#               on CPU 1 (taskset; inproc: the whole process on CPUs 0-1), unpinned leaves
+#   PLACEMENTS  "pinned unpinned": pinned runs the receiving process on one CPU and the sending
+#               one on another (taskset; inproc: the whole process on both), unpinned leaves
 #               placement to the scheduler
+#   CPUS        the two CPUs of pinned runs, receiver first (default: 0 and the first CPU that
+#               is not CPU 0's hyperthread sibling)
+#   PERF_KIT    a folder of tools built by ffi/perf/kit.sh, for a machine without cargo
 #   LIBZMQ      libzmq to compare with: a path to a static libzmq.a, "system" (the installed
 #               libzmq.so, e.g. Debian's libzmq3-dev 4.3.4), or unset: the libzmq.a the `zmq`
 #               crate built (release), else the system one
@@ -42,6 +45,7 @@ trap 'rm -rf "$work"' EXIT
 # shellcheck source=ffi/perf/build.sh
 . "$root/ffi/perf/build.sh"
 build_both local_thr remote_thr local_lat remote_lat inproc_thr inproc_lat
+read -r cpu_recv cpu_send <<<"$(pin_cpus)"
 
 # pin PLACEMENT ROLE (receiver|sender|both) COMMAND...
 pin() {
@@ -50,11 +54,11 @@ pin() {
     if [ "$placement" = unpinned ] || ! command -v taskset >/dev/null; then
         "$@"
     elif [ "$role" = receiver ]; then
-        taskset -c 0 "$@"
+        taskset -c "$cpu_recv" "$@"
     elif [ "$role" = sender ]; then
-        taskset -c 1 "$@"
+        taskset -c "$cpu_send" "$@"
     else
-        taskset -c 0,1 "$@"
+        taskset -c "$cpu_recv,$cpu_send" "$@"
     fi
 }
 
@@ -101,6 +105,7 @@ lat_count() { if [ "$1" -le 1024 ]; then echo 5000; else echo 1000; fi; }
 csv="$work/result.csv"
 echo "machine,placement,transport,kind,size,count,unit,ferromq_median,libzmq_median,ratio,ferromq_runs,libzmq_runs" >"$csv"
 echo "machine: $machine; libzmq: $libzmq_name; $runs runs each, interleaved ferromq/libzmq"
+echo "pinned: receiver on CPU $cpu_recv, sender on CPU $cpu_send"
 echo "ratio: throughput ferromq/libzmq, latency libzmq/ferromq (above 1: ferromq better)"
 printf '%-10s %-28s %14s %14s %8s\n' placement test ferromq libzmq ratio
 for placement in $placements; do
