@@ -37,6 +37,13 @@ const RECV_BUFFER: usize = 128 * 1024;
 /// The longest frame header (ZMTP 1.0's: 0xFF, 8 size octets, flags), read together with
 /// the end of a large body.
 const NEXT_HEADER: usize = 10;
+/// The read after a large frame when the next header has not come with it: enough for a
+/// REQ/REP delimiter frame, a routing-id frame and a long header together, and the first
+/// bytes of the body after them, which move (placed) to wherever that body's buffer is.
+/// Reading only `NEXT_HEADER` bytes there left the header of a REQ/REP message one byte
+/// short (the 2-byte delimiter comes first), so an 8 KiB read followed before the body's
+/// own: one system call per large message more than libzmq (issue 18, session 18).
+const HEAD_READ: usize = recv_buffers::HEAD_READ;
 /// Stop filling the encoder above this many copied bytes (headers, small bodies) and write
 /// first: the encoder's buffer grows to about this much and keeps it.
 const WRITE_BATCH: usize = 256 * 1024;
@@ -372,13 +379,15 @@ impl Engine {
             // to be copied to wherever that body's own buffer is reserved (a 64 KiB copy per
             // 256 KiB frame was 40% of the receiving I/O thread's time, issue 18). After a
             // large frame, the next header is read on its own when the read that ended the
-            // body did not bring it: an extra read per large frame, far cheaper than the copy.
+            // body did not bring it (up to `HEAD_READ` bytes: the header and the body's first
+            // few, which are cheap to move): an extra read per large frame, far cheaper than
+            // the copy.
             let large = start + missing > BIG_READ;
             let peek = !large && self.after_large && start + missing <= NEXT_HEADER;
             let want = if large {
                 missing.saturating_add(NEXT_HEADER).min(TURN_BYTES)
             } else if peek {
-                NEXT_HEADER - start
+                HEAD_READ - start
             } else {
                 missing.min(TURN_BYTES).max(self.read_size)
             };
@@ -563,6 +572,18 @@ impl Engine {
             match self.stream.write_vectored(&slices[..n]) {
                 Ok(0) => return Err(Error::ConnReset),
                 Ok(written) => {
+                    // A short write on a non-blocking stream socket means the kernel's buffer
+                    // filled (Linux's tcp and Unix stream sockets return short only where
+                    // they would have blocked, and mark the socket so that freed room wakes
+                    // the writer), so the write that would only say `EAGAIN` is skipped,
+                    // as the read side skips the one after a short read: one system call
+                    // per 256 KiB message over ipc, whose socket buffer holds about 214 KiB
+                    // (issue 18, session 18). Writable interest is then asked for, and
+                    // asking reports room that came meanwhile.
+                    let asked: usize = slices[..n].iter().map(|s| s.len()).sum();
+                    if written < asked {
+                        self.writable = false;
+                    }
                     self.streaming = false;
                     self.encoder.advance(written);
                     turn += written;

@@ -33,6 +33,10 @@ const MAX_KEPT: usize = 1024 * 1024;
 /// Pending bytes up to this many are at most one frame header (ZMTP 1.0's is the longest), and
 /// moving them is cheap: they are placed (see [`place`]).
 const HEADER: usize = 10;
+/// Pending bytes up to this many ahead of a large body (its header and first bytes, read
+/// together after a large frame: see the engine's `HEAD_READ`) are placed too: moving them
+/// costs less than the read they save.
+pub(crate) const HEAD_READ: usize = 64;
 /// A ZMTP 3 long frame header (flags, 8 size octets): the body follows at this distance.
 const LONG_HEADER: usize = 9;
 /// The distance the kernel's copy is sensitive to, and the room reserved to place a header.
@@ -68,8 +72,8 @@ impl RecvBuffers {
         body: bool,
     ) -> Result<usize, Error> {
         let len = rbuf.len();
-        let mut head = [0u8; HEADER];
-        let short = len <= HEADER;
+        let mut head = [0u8; HEAD_READ];
+        let short = len <= HEADER || (body && len <= HEAD_READ);
         let placed = short || body;
         let need = if short {
             if rbuf.capacity() - len >= additional && is_placed(rbuf) {
@@ -175,11 +179,11 @@ impl RecvBuffers {
 }
 
 /// Whether the engine should have `rbuf` placed (through [`RecvBuffers::grow`]) before it
-/// reads a large body into it: it holds only the frame's header, and not where [`place`] puts
-/// it (after a body whose buffer had room for the next, the next header sits wherever the last
-/// body ended).
+/// reads a large body into it: it holds only the frame's header and at most the body's first
+/// few bytes (`HEAD_READ` in all), and not where [`place`] puts them (after a body whose
+/// buffer had room for the next, the next header sits wherever the last body ended).
 pub(crate) fn misplaced(rbuf: &BytesMut) -> bool {
-    rbuf.len() <= HEADER && !is_placed(rbuf)
+    rbuf.len() <= HEAD_READ && !is_placed(rbuf)
 }
 
 fn is_placed(buf: &BytesMut) -> bool {
@@ -370,6 +374,37 @@ mod tests {
 
         // More than a header pending: left where it is.
         rbuf.extend_from_slice(&[0xCD; 2]);
+        assert!(!misplaced(&rbuf));
+    }
+
+    /// The read after a large frame brings the next header with the first bytes of its body
+    /// (`HEAD_READ` at most): wherever they landed, they are placed before the body is read,
+    /// in the same buffer when it has the room; more than that is left where it is.
+    #[test]
+    fn a_header_read_with_the_first_bytes_of_its_body_is_placed() {
+        let body_at = |rbuf: &BytesMut| (rbuf.as_ptr() as usize + LONG_HEADER) % PAGE;
+        let mut frame = vec![0x02, 0, 0, 0, 0, 0, 4, 0, 0];
+        frame.extend((0..=255u8).cycle().take(4 * PAGE));
+        let mut pool = RecvBuffers::default();
+        let mut rbuf = BytesMut::new();
+        let size = pool.grow(&mut rbuf, 0, 8 * PAGE, FRESH, false).unwrap();
+        // Off its place by one byte, as after a 1-byte frame.
+        rbuf.extend_from_slice(&[0]);
+        rbuf.advance(1);
+        rbuf.extend_from_slice(&frame[..HEAD_READ]);
+        assert!(misplaced(&rbuf));
+        assert_eq!(
+            pool.grow(&mut rbuf, size, frame.len(), FRESH, true)
+                .unwrap(),
+            size
+        );
+        assert_eq!((&rbuf[..], body_at(&rbuf)), (&frame[..HEAD_READ], BODY_AT));
+        assert!(!misplaced(&rbuf));
+        assert!(rbuf.capacity() - rbuf.len() >= frame.len());
+
+        rbuf.advance(1);
+        rbuf.extend_from_slice(&[0xCD; HEAD_READ]);
+        assert!(rbuf.len() > HEAD_READ);
         assert!(!misplaced(&rbuf));
     }
 
