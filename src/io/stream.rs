@@ -102,6 +102,35 @@ impl Stream {
 }
 
 impl Stream {
+    /// Polls the stream, without sleeping, until it is readable (writable with `out`), in
+    /// error or closed, or `spin` has passed; true when it is. Between polls the thread
+    /// yields, so a thread waiting for this CPU (the peer, when both share it) runs first.
+    /// `poll(2)` takes no socket lock, so polling does not hold up the peer's writes.
+    pub(crate) fn ready_within(&self, out: bool, spin: std::time::Duration) -> bool {
+        use rustix::event::{PollFd, PollFlags, Timespec};
+        let flags = if out { PollFlags::OUT } else { PollFlags::IN };
+        let start = std::time::Instant::now();
+        let now = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        loop {
+            let ready = match self {
+                Stream::Tcp(s) => rustix::event::poll(&mut [PollFd::new(s, flags)], Some(&now)),
+                Stream::Unix(s) => rustix::event::poll(&mut [PollFd::new(s, flags)], Some(&now)),
+            };
+            match ready {
+                Ok(0) => {}
+                Ok(_) => return true,
+                Err(_) => return false,
+            }
+            if start.elapsed() >= spin {
+                return false;
+            }
+            std::thread::yield_now();
+        }
+    }
+
     /// Sets `SO_RCVLOWAT` on a tcp stream: the kernel then signals readability (wakes the I/O
     /// thread's `epoll_wait`) only once `bytes` are queued, or the peer closed, or the receive
     /// window or memory is nearly exhausted (Linux's `tcp_data_ready`, since 4.18), and it
