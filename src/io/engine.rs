@@ -78,6 +78,10 @@ const TURN_BYTES: usize = 512 * 1024;
 /// a peer that stops mid-frame costs this much CPU once per wake-up.
 const MID_FRAME_SPIN: Duration = Duration::from_micros(20);
 
+/// Most frames taken from the outbound pipe for a write to count as one message (a
+/// request or reply: routing ids, delimiter, body) rather than part of a stream.
+const LONE_FRAMES: usize = 4;
+
 /// Rest of a large body, still to come after a read, from which the engine asks the kernel
 /// (tcp only) not to wake it before that much is queued (see `Engine::sleep_until`).
 const LOWAT_FROM: usize = 64 * 1024;
@@ -524,7 +528,7 @@ impl Engine {
                     encode_out(encoder, decoder, out_more, commands, &item, more);
                     room(encoder)
                 });
-                lone = drained;
+                lone = drained && taken <= LONE_FRAMES;
                 if !drained || !self.encoder.is_empty() {
                     break;
                 }
@@ -605,8 +609,9 @@ impl Engine {
                     // (issue 18, session 18). Writable interest is then asked for, and
                     // asking reports room that came meanwhile.
                     let asked: usize = slices[..n].iter().map(|s| s.len()).sum();
-                    // When nothing else waits in the pipe behind this write (request-reply),
-                    // room is waited for awake a while first (see `MID_FRAME_SPIN`).
+                    // When this write is one message with nothing queued behind it
+                    // (request-reply), room is waited for awake a while first (see
+                    // `MID_FRAME_SPIN`); a stream of messages sleeps at once, as before.
                     if written < asked {
                         self.writable = lone && self.stream.ready_within(true, MID_FRAME_SPIN);
                     }
