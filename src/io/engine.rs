@@ -73,9 +73,9 @@ const TURN_BYTES: usize = 512 * 1024;
 /// interrupt through the host. Over ipc a 256 KiB message does not fit the Unix socket's
 /// buffer (about 214 KiB), so each hop was two writes and two reads with such a sleep and
 /// wake-up on each side between them; polling for them took the pinned round trip from
-/// 68.8 to 54.3 us (issue 18, session 18: docs/performance.md). Each wait is bounded, only
-/// follows bytes that moved, and yields between polls, so a peer sharing the CPU runs first;
-/// a peer that stops mid-frame costs this much CPU once per wake-up.
+/// 68.8 to 54.3 us (issue 18, session 18: docs/performance.md). Each wait is bounded and
+/// only follows bytes that moved: a peer that stops mid-frame, or one that shares this CPU,
+/// costs at most this much once per wake-up.
 const MID_FRAME_SPIN: Duration = Duration::from_micros(20);
 
 /// Most frames taken from the outbound pipe for a write to count as one message (a
@@ -513,6 +513,9 @@ impl Engine {
         // Frames taken from the pipe since this run last yielded the CPU (see below).
         let mut taken = 0;
         let mut lone = false;
+        // This write answers a message delivered since the last one (request-reply, either
+        // side), rather than feeding a one-way stream.
+        let answering = self.streaming;
         loop {
             while !self.out_closed && room(&self.encoder) {
                 // The pipe is declared asleep (the socket's next flush then writes this
@@ -528,7 +531,7 @@ impl Engine {
                     encode_out(encoder, decoder, out_more, commands, &item, more);
                     room(encoder)
                 });
-                lone = drained && taken <= LONE_FRAMES;
+                lone = answering && drained && taken <= LONE_FRAMES;
                 if !drained || !self.encoder.is_empty() {
                     break;
                 }
@@ -609,9 +612,9 @@ impl Engine {
                     // (issue 18, session 18). Writable interest is then asked for, and
                     // asking reports room that came meanwhile.
                     let asked: usize = slices[..n].iter().map(|s| s.len()).sum();
-                    // When this write is one message with nothing queued behind it
-                    // (request-reply), room is waited for awake a while first (see
-                    // `MID_FRAME_SPIN`); a stream of messages sleeps at once, as before.
+                    // When this write is one message that answers one just delivered, with
+                    // nothing queued behind it (request-reply), room is waited for awake a
+                    // while first (see `MID_FRAME_SPIN`); a stream sleeps at once, as before.
                     if written < asked {
                         self.writable = lone && self.stream.ready_within(true, MID_FRAME_SPIN);
                     }

@@ -103,9 +103,13 @@ impl Stream {
 
 impl Stream {
     /// Polls the stream, without sleeping, until it is readable (writable with `out`), in
-    /// error or closed, or `spin` has passed; true when it is. Between polls the thread
-    /// yields, so a thread waiting for this CPU (the peer, when both share it) runs first.
-    /// `poll(2)` takes no socket lock, so polling does not hold up the peer's writes.
+    /// error or closed, or `spin` has passed; true when it is. `poll(2)` takes no socket
+    /// lock, so polling does not hold up the peer's writes.
+    ///
+    /// It does not yield between polls: a thread that yields to a busy process on its CPU
+    /// waits out that process's time slice, where one that sleeps and is woken preempts it.
+    /// With a busy loop beside each pinned process, yielding made the 256 KiB tcp round trip
+    /// 3,286 us against 424 before polling and 372 polling without it (medians of 5).
     pub(crate) fn ready_within(&self, out: bool, spin: std::time::Duration) -> bool {
         use rustix::event::{PollFd, PollFlags, Timespec};
         let flags = if out { PollFlags::OUT } else { PollFlags::IN };
@@ -127,7 +131,7 @@ impl Stream {
             if start.elapsed() >= spin {
                 return false;
             }
-            std::thread::yield_now();
+            std::hint::spin_loop();
         }
     }
 
