@@ -78,6 +78,39 @@ const TURN_BYTES: usize = 512 * 1024;
 /// costs at most this much once per wake-up.
 const MID_FRAME_SPIN: Duration = Duration::from_micros(20);
 
+/// Polls awake (`MID_FRAME_SPIN`) only while that pays: a poll that runs out before the
+/// bytes or the room come skips the next 1, 2, 4 ... 64 chances, and one that is answered
+/// starts over. Where the peer cannot move while this thread polls (both on one CPU, or
+/// other processes on both), every poll ran out and cost its whole length: 256 KiB round
+/// trips unpinned beside a busy loop per CPU took 207 us (tcp) and 218 (ipc) against 125 and
+/// 139 without polling, medians of 5.
+#[derive(Debug, Default)]
+struct SpinBackoff {
+    /// Chances to let pass before the next poll.
+    skip: u8,
+    /// What `skip` is set to after the next poll that runs out.
+    next: u8,
+}
+
+impl SpinBackoff {
+    /// Polls `stream` for readable (writable with `out`) up to `MID_FRAME_SPIN` unless this
+    /// chance is skipped; true when it became so.
+    fn wait(&mut self, stream: &Stream, out: bool) -> bool {
+        if self.skip > 0 {
+            self.skip -= 1;
+            return false;
+        }
+        let ready = stream.ready_within(out, MID_FRAME_SPIN);
+        if ready {
+            self.next = 0;
+        } else {
+            self.next = (self.next * 2).clamp(1, 64);
+            self.skip = self.next;
+        }
+        ready
+    }
+}
+
 /// Most frames taken from the outbound pipe for a write to count as one message (a
 /// request or reply: routing ids, delimiter, body) rather than part of a stream.
 const LONE_FRAMES: usize = 4;
@@ -164,6 +197,8 @@ pub(crate) struct Engine {
     heartbeat: Heartbeat,
     /// Why a CURVE MESSAGE was refused, for the monitor (see [`EngineExit`]).
     protocol_error: Option<u32>,
+    /// When to poll awake for the rest of a frame (see [`SpinBackoff`]).
+    spin: SpinBackoff,
 }
 
 impl Engine {
@@ -202,6 +237,7 @@ impl Engine {
             out_more: false,
             heartbeat: Heartbeat::new(options, Instant::now()),
             protocol_error: None,
+            spin: SpinBackoff::default(),
         }
     }
 
@@ -380,7 +416,7 @@ impl Engine {
                 // In request-reply, the rest of a large body the peer is writing right now
                 // is waited for awake (see `MID_FRAME_SPIN`), once per run.
                 let mid_body = flowing && !self.streaming && self.rbuf.len() + missing > BIG_READ;
-                if !(mid_body && self.stream.ready_within(false, MID_FRAME_SPIN)) {
+                if !(mid_body && self.spin.wait(&self.stream, false)) {
                     self.sleep_until(missing)?;
                     return Ok(false);
                 }
@@ -616,7 +652,7 @@ impl Engine {
                     // nothing queued behind it (request-reply), room is waited for awake a
                     // while first (see `MID_FRAME_SPIN`); a stream sleeps at once, as before.
                     if written < asked {
-                        self.writable = lone && self.stream.ready_within(true, MID_FRAME_SPIN);
+                        self.writable = lone && self.spin.wait(&self.stream, true);
                     }
                     self.streaming = false;
                     self.encoder.advance(written);
