@@ -766,6 +766,31 @@ fn handle_command(
 mod tests {
     use crate::{Context, RecvFlags, SendFlags, SocketType};
 
+    /// Polls that run out make the next chances pass unpolled, more of them each time, even
+    /// when the stream is ready meanwhile; one answered poll starts over.
+    #[test]
+    fn polling_backs_off_while_it_runs_out() {
+        use std::io::{Read, Write};
+        let (a, mut b) = mio::net::UnixStream::pair().unwrap();
+        let mut stream = super::Stream::Unix(a);
+        let mut spin = super::SpinBackoff::default();
+        assert!(!spin.wait(&stream, false));
+        b.write_all(b"x").unwrap();
+        assert!(!spin.wait(&stream, false), "skipped after one miss");
+        assert!(spin.wait(&stream, false));
+        let mut byte = [0u8; 1];
+        assert_eq!(stream.read(&mut byte).unwrap(), 1);
+        // Misses now: polled, skip 1, polled, skip 2, polled.
+        let polled: Vec<bool> = (0..6)
+            .map(|_| {
+                let start = std::time::Instant::now();
+                assert!(!spin.wait(&stream, false));
+                start.elapsed() >= super::MID_FRAME_SPIN
+            })
+            .collect();
+        assert_eq!(polled, [true, false, true, false, false, true]);
+    }
+
     const ROUNDS: usize = 4;
     const ROUND_TRIPS: usize = 1_000;
 
