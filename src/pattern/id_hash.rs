@@ -1,6 +1,7 @@
 //! The routing-id hash: a folded multiply (the wyhash/foldhash construction) keyed with 128
 //! random bits per socket, about 16-20 ns a lookup of a `peer-<i>` id among 1,000 where std's
-//! SipHash-1-3 takes 24-35 ns (on the 2-vCPU VM, in a loop of lookups alone). Routing ids are
+//! SipHash-1-3 takes 24-35 ns (on the 2-vCPU VM, in a loop of lookups alone; measured before
+//! the hash read whole words, which took another 14 ns off a ROUTER send). Routing ids are
 //! chosen by peers, so the key matters: unkeyed (FxHash), ids could be picked to land in one
 //! bucket and turn every lookup into a long probe (HashDoS). The key comes from std's
 //! `RandomState` (seeded by the OS) and no hash value ever leaves the socket; that is weaker
