@@ -6,6 +6,9 @@
 #
 #   LIBZMQ=system ffi/perf/kit.sh .perfkit            # here
 #   PERF_KIT=.perfkit ffi/perf/compare.sh             # there; scale.sh likewise
+#
+# AGAINST=path/to/libzmq.so (another build of ferromq's library, e.g. from an earlier commit)
+# puts that library in the libzmq column instead, for a before/after run of ferromq itself.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -32,6 +35,19 @@ mkdir -p "$work/syslib"
 ldd "$work/libzmq/local_thr" | awk '/=> \// {print $3}' |
     grep -Ev '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux[^/]*)\.so' |
     while read -r lib; do cp -L "$lib" "$work/syslib/"; done
+if [ -n "${AGAINST:-}" ]; then
+    mkdir -p "$work/lib-against"
+    cp "$AGAINST" "$work/lib-against/libzmq.so.5"
+    ln -sf libzmq.so.5 "$work/lib-against/libzmq.so"
+    for tool in local_thr remote_thr local_lat remote_lat inproc_thr inproc_lat scale; do
+        # shellcheck disable=SC2016
+        cc -O2 -std=c11 -I "$root/ffi/include" "$root/tests/c/perf/$tool.c" -o "$work/libzmq/$tool" \
+            -L "$work/lib-against" -lzmq -Wl,-rpath,'$ORIGIN/../lib-against'
+    done
+    rm "$work/lib-against/libzmq.so"
+    rm -rf "$work/syslib"
+    libzmq_name="ferromq $AGAINST"
+fi
 echo "$libzmq_name" >"$work/libzmq_name"
 # The no-ZMQ ceiling under the tcp throughput rows (its header says how to run it).
 mkdir -p "$work/bin"

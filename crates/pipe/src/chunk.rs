@@ -12,6 +12,14 @@ use std::sync::atomic::Ordering;
 /// loom so that a model run crosses chunk boundaries and exercises the recycling handshake.
 pub(crate) const CHUNK_SIZE: usize = if cfg!(loom) { 2 } else { 256 };
 
+/// Slots of a pipe's first chunk that are used: positions `0..FIRST_CHUNK_SLOTS` go to it,
+/// and the writer moves on to a chunk on huge pages at `FIRST_CHUNK_SLOTS`, which that chunk
+/// holds in its slot of the same index (its slots before it stay unused until its next round).
+/// A busy pipe therefore leaves its small pages after 64 messages rather than 256 (with a
+/// thousand peers, a quarter of a million sends into one fresh 4 KiB page per peer, each
+/// first touch a page fault), and a first chunk touches at most 2.5 KiB of its pages.
+pub(crate) const FIRST_CHUNK_SLOTS: usize = if cfg!(loom) { 1 } else { 64 };
+
 /// One frame as it travels: the item and whether more frames of its message follow.
 #[derive(Debug)]
 pub(crate) struct Slot<T> {
@@ -28,11 +36,15 @@ pub(crate) struct Slot<T> {
 /// entries but every chunk is resident whole; the first one is freed, not recycled, once the
 /// reader is done with it (`Shared::recycle`), so a busy pipe soon runs on huge pages only
 /// (issue 15; `crate::slab`).
+///
+/// `repr(C)` with the link first: a first chunk uses only the memory from its start to its
+/// slot [`FIRST_CHUNK_SLOTS`], so the link written when it fills lies in the same pages.
+#[repr(C)]
 pub(crate) struct Chunk<T> {
-    slots: [UnsafeCell<MaybeUninit<Slot<T>>>; CHUNK_SIZE],
     pub(crate) next: AtomicPtr<Chunk<T>>,
     /// From [`Chunk::alloc_huge`], not [`Chunk::alloc`].
     huge: bool,
+    slots: [UnsafeCell<MaybeUninit<Slot<T>>>; CHUNK_SIZE],
 }
 
 impl<T> Chunk<T> {
@@ -55,9 +67,9 @@ impl<T> Chunk<T> {
             ptr::write(
                 chunk,
                 Chunk {
-                    slots: std::array::from_fn(|_| UnsafeCell::new(MaybeUninit::uninit())),
                     next: AtomicPtr::new(ptr::null_mut()),
                     huge,
+                    slots: std::array::from_fn(|_| UnsafeCell::new(MaybeUninit::uninit())),
                 },
             );
         }
@@ -128,7 +140,14 @@ pub(crate) fn slot_index(position: u64) -> usize {
     (position % CHUNK_SIZE as u64) as usize
 }
 
-/// Whether `position` is the first slot of a chunk, i.e. the previous slot ended one.
+/// Whether `position` is the first slot of a chunk, i.e. the previous slot ended one: every
+/// multiple of [`CHUNK_SIZE`], and [`FIRST_CHUNK_SLOTS`], where the first chunk ends.
+#[inline]
 pub(crate) fn starts_chunk(position: u64) -> bool {
-    position.is_multiple_of(CHUNK_SIZE as u64)
+    // Both are multiples of FIRST_CHUNK_SLOTS: one test of the low bits on nearly every frame.
+    position.is_multiple_of(FIRST_CHUNK_SLOTS as u64)
+        && (position.is_multiple_of(CHUNK_SIZE as u64) || position == FIRST_CHUNK_SLOTS as u64)
 }
+
+const _: () =
+    assert!(CHUNK_SIZE.is_multiple_of(FIRST_CHUNK_SLOTS) && FIRST_CHUNK_SLOTS < CHUNK_SIZE);

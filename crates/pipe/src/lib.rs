@@ -557,6 +557,37 @@ mod tests {
         assert_eq!(std::sync::Arc::strong_count(&token), 1);
     }
 
+    /// The first chunk ends early (`FIRST_CHUNK_SLOTS`): a message cut off across that
+    /// boundary is rolled back whole, one that straddles it arrives whole, and frames still
+    /// queued on both sides of it when both ends go are dropped, each once.
+    #[test]
+    fn messages_straddle_the_end_of_the_first_chunk() {
+        let first = chunk::FIRST_CHUNK_SLOTS as u32;
+        let token = std::sync::Arc::new(());
+        let (mut w, mut r, _, _) = counted_pipe(0);
+        for i in 0..first - 2 {
+            w.try_write((i, token.clone()), false).unwrap();
+        }
+        // Positions first - 2 to first: cut off, then again as a whole message.
+        for i in 0..3 {
+            w.try_write((200 + i, token.clone()), true).unwrap();
+        }
+        w.rollback();
+        assert_eq!(std::sync::Arc::strong_count(&token), first as usize - 1);
+        for i in 0..3 {
+            w.try_write((100 + i, token.clone()), i < 2).unwrap();
+        }
+        w.try_write((300, token.clone()), false).unwrap();
+        w.flush();
+        for i in 0..first - 3 {
+            assert_eq!(item(r.read()).0 .0, i);
+        }
+        // One message before the boundary, the straddling one and one after it stay queued.
+        drop(w);
+        drop(r);
+        assert_eq!(std::sync::Arc::strong_count(&token), 1);
+    }
+
     #[test]
     fn steady_flow_allocates_no_chunks() {
         let (mut w, mut r, _, _) = counted_pipe::<u64>(1000);

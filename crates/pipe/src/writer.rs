@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::atomic::Ordering;
 
-use crate::chunk::{slot_index, starts_chunk, Chunk, Slot, CHUNK_SIZE};
+use crate::chunk::{slot_index, starts_chunk, Chunk, Slot};
 use crate::hwm::Hwm;
 use crate::shared::{Front, FrontCell, Shared, ASLEEP, NOT_WAITING};
 use crate::sync::{fence, Arc};
@@ -137,7 +137,7 @@ impl<T> QueueWriter<T> {
         // in it; only slot addresses are used.
         unsafe {
             (*self.tail).prefetch(index);
-            if index + 1 < CHUNK_SIZE {
+            if !starts_chunk(self.end + 1) {
                 (*self.tail).prefetch(index + 1);
             }
         }
