@@ -64,19 +64,20 @@ const LOWAT_FROM: usize = 64 * 1024;
 /// Most bytes it waits for that way: the kernel raises an unlocked receive buffer to about
 /// twice the mark, so the mark is kept to what the receive buffer holds on its own.
 const LOWAT_MAX: usize = 256 * 1024;
-/// A mark set once, just before the first mark for a frame of `LOWAT_MAX` or more, only for the receive buffer it
-/// makes the kernel grant: `SO_RCVLOWAT` raises an unlocked receive buffer to about what
-/// holds that many bytes (capped at half of `tcp_rmem`'s maximum), and lowering the mark
-/// afterwards leaves the buffer as it is. Without it, a 256 KiB tcp stream's receive buffer
-/// stayed near 1.2 MB (the mark's own raise from the 128 KiB default, then the kernel's
-/// autotuning), the window closed 6-44 times per 8,000 messages, and the sending CPU, the
-/// bound, idled a tenth of the run (issue 18, session 18, on the 16-core machine). 4 MiB is
-/// what autotuning gives libzmq's receiver in the same stream (about 5 MB); it is a limit,
-/// not memory: bytes are only held while the application reads slower than the peer sends.
-/// Only for frames of at least `LOWAT_MAX`: a 64 KiB stream on the 2-core VM
-/// went no faster with it (after below before in 6 of 8 interleaved rounds, medians 38.9 k
-/// against 41.6 k msg/s, under load), and the 16-core machine's 64 KiB cells were at 1.3-1.4x
-/// libzmq without it.
+/// A mark set once, just before the first mark for a frame of `LOWAT_MAX` or more, only for
+/// the receive buffer it makes the kernel grant: `SO_RCVLOWAT` raises an unlocked receive
+/// buffer to about what holds that many bytes (capped at half of `tcp_rmem`'s maximum), and
+/// lowering the mark afterwards leaves the buffer as it is. Without it, a 256 KiB tcp stream's
+/// receive buffer started from the body mark's own raise (about 512 KiB) and autotuning took
+/// it to 1.3-2 MB in three of five runs sampled (18-33 MB in the others): a few bodies. On
+/// the 16-core machine the window then closed 6-26 times per 8,000 messages and the sending
+/// CPU, the bound, idled a tenth of the run (issue 18, session 18; a 4 MiB starting buffer took those runs 13-15 k to 15-17 k msg/s).
+/// Autotuning gave libzmq's receiver 3-13 MB in the same stream. The buffer is a limit, not
+/// memory: bytes are only held while the application reads slower than the peer sends.
+/// Only for frames of at least `LOWAT_MAX`: a 64 KiB stream on the 2-core VM went no faster
+/// with it (after below before in 6 of 8 interleaved rounds, medians 38.9 k against 41.6 k
+/// msg/s, under load), and the 16-core machine's 64 KiB cells were at 1.3-1.4x libzmq
+/// without it.
 pub(crate) const WINDOW_MARK: usize = 4 * 1024 * 1024;
 
 /// Why an engine stopped.
