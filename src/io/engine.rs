@@ -149,6 +149,21 @@ const LOWAT_FROM: usize = 64 * 1024;
 /// Most bytes it waits for that way: the kernel raises an unlocked receive buffer to about
 /// twice the mark, so the mark is kept to what the receive buffer holds on its own.
 const LOWAT_MAX: usize = 256 * 1024;
+/// A mark set once, just before the first mark for a frame of `LOWAT_MAX` or more, only for
+/// the receive buffer it makes the kernel grant: `SO_RCVLOWAT` raises an unlocked receive
+/// buffer to about what holds that many bytes (capped at half of `tcp_rmem`'s maximum), and
+/// lowering the mark afterwards leaves the buffer as it is. Without it, a 256 KiB tcp stream's
+/// receive buffer started from the body mark's own raise (about 512 KiB) and autotuning took
+/// it to 1.3-2 MB in three of five runs sampled (18-33 MB in the others): a few bodies. On
+/// the 16-core machine the window then closed 6-26 times per 8,000 messages and the sending
+/// CPU, the bound, idled a tenth of the run (issue 18, session 18; a 4 MiB starting buffer took those runs 13-15 k to 15-17 k msg/s).
+/// Autotuning gave libzmq's receiver 3-13 MB in the same stream. The buffer is a limit, not
+/// memory: bytes are only held while the application reads slower than the peer sends.
+/// Only for frames of at least `LOWAT_MAX`: a 64 KiB stream on the 2-core VM went no faster
+/// with it (after below before in 6 of 8 interleaved rounds, medians 38.9 k against 41.6 k
+/// msg/s, under load), and the 16-core machine's 64 KiB cells were at 1.3-1.4x libzmq
+/// without it.
+pub(crate) const WINDOW_MARK: usize = 4 * 1024 * 1024;
 
 /// Why an engine stopped.
 #[derive(Debug)]
@@ -201,6 +216,8 @@ pub(crate) struct Engine {
     after_large: bool,
     /// The stream's `SO_RCVLOWAT` as this engine last set it (1: the kernel's default).
     recv_lowat: usize,
+    /// `WINDOW_MARK` was set (or tried) once to grow the receive buffer.
+    window_grown: bool,
     /// A message was delivered and nothing written since: the peer streams to us rather than
     /// waiting for a reply (see [`Engine::sleep_until`]).
     streaming: bool,
@@ -253,6 +270,7 @@ impl Engine {
             read_size: SMALL_READ,
             after_large: false,
             recv_lowat: 1,
+            window_grown: false,
             streaming: false,
             stalled: None,
             readable: true,
@@ -557,6 +575,16 @@ impl Engine {
         } else {
             1
         };
+        // The frame's length (it starts the buffer), not what is missing of it: the read
+        // that brings a header may bring a byte of its body too.
+        if mark > 1 && self.rbuf.len() + missing >= LOWAT_MAX && !self.window_grown {
+            self.window_grown = true;
+            // Only the buffer it grants is wanted: the mark below replaces it before any
+            // wait. Not granted (not tcp, or an error), the stream goes on as before.
+            if let Ok(true) = self.stream.set_recv_lowat(WINDOW_MARK) {
+                self.recv_lowat = WINDOW_MARK;
+            }
+        }
         if mark != self.recv_lowat {
             match self.stream.set_recv_lowat(mark) {
                 Ok(true) => self.recv_lowat = mark,

@@ -232,3 +232,46 @@ impl Source for Stream {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Stream;
+    use socket2::SockRef;
+
+    fn recv_buffer(stream: &Stream) -> usize {
+        let Stream::Tcp(s) = stream else {
+            unreachable!()
+        };
+        SockRef::from(s).recv_buffer_size().unwrap()
+    }
+
+    /// What the engine's `WINDOW_MARK` relies on: a mark raises an unlocked tcp receive
+    /// buffer to hold that many bytes (up to half of `tcp_rmem`'s maximum), and a lower mark
+    /// set afterwards leaves it raised.
+    #[test]
+    fn a_high_mark_leaves_the_receive_buffer_raised() {
+        let rmem_max = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_rmem")
+            .ok()
+            .and_then(|s| s.split_whitespace().nth(2)?.parse::<usize>().ok())
+            .expect("tcp_rmem");
+        let mark = crate::io::engine::WINDOW_MARK.min(rmem_max / 2);
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let _peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (accepted, _) = listener.accept().unwrap();
+        let stream = Stream::Tcp(mio::net::TcpStream::from_std(accepted));
+        let before = recv_buffer(&stream);
+        assert!(
+            before < mark,
+            "the default receive buffer is already {before}"
+        );
+        assert!(stream
+            .set_recv_lowat(crate::io::engine::WINDOW_MARK)
+            .unwrap());
+        let raised = recv_buffer(&stream);
+        assert!(raised >= mark, "receive buffer {raised} < {mark}");
+        assert!(stream.set_recv_lowat(256 * 1024).unwrap());
+        assert_eq!(recv_buffer(&stream), raised);
+        assert!(stream.set_recv_lowat(1).unwrap());
+        assert_eq!(recv_buffer(&stream), raised);
+    }
+}
