@@ -24,7 +24,9 @@ pin_cpus() {
     local zero
     zero="$(cat "$siblings" 2>/dev/null || echo 0)"
     for cpu in $(seq 1 $(($(nproc) - 1))); do
-        if ! echo ",$zero," | tr '-' ',' | grep -q ",$cpu,"; then
+        # The list is ranges and single CPUs ("0-1", "0,16").
+        if ! echo "$zero" | tr ',' '\n' |
+            awk -F- -v c="$cpu" '{hi = NF > 1 ? $2 : $1} c >= $1 && c <= hi {found = 1} END {exit !found}'; then
             echo "0 $cpu"
             return
         fi
