@@ -23,30 +23,31 @@ ferromq_rpath='$ORIGIN/../lib'
 libzmq_link=(-Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/../syslib')
 # shellcheck source=ffi/perf/build.sh
 . "$root/ffi/perf/build.sh"
-build_both local_thr remote_thr local_lat remote_lat inproc_thr inproc_lat scale
+tools=(local_thr remote_thr local_lat remote_lat inproc_thr inproc_lat scale)
+build_both "${tools[@]}"
 
 # Real files in place of build.sh's links into target/.
 rm "$work/lib/libzmq.so" "$work/lib/libzmq.so.5"
 cp "$target/release/libzmq.so" "$work/lib/libzmq.so.5"
 strip --strip-debug "$work/lib/libzmq.so.5" # the release profile keeps debug info: 14 MB
-# A shared libzmq and its libraries beyond glibc; DT_RPATH (not RUNPATH) so that the
-# libraries libzmq itself needs are looked for in syslib/ too.
-mkdir -p "$work/syslib"
-ldd "$work/libzmq/local_thr" | awk '/=> \// {print $3}' |
-    grep -Ev '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux[^/]*)\.so' |
-    while read -r lib; do cp -L "$lib" "$work/syslib/"; done
 if [ -n "${AGAINST:-}" ]; then
     mkdir -p "$work/lib-against"
     cp "$AGAINST" "$work/lib-against/libzmq.so.5"
     ln -sf libzmq.so.5 "$work/lib-against/libzmq.so"
-    for tool in local_thr remote_thr local_lat remote_lat inproc_thr inproc_lat scale; do
+    for tool in "${tools[@]}"; do
         # shellcheck disable=SC2016
         cc -O2 -std=c11 -I "$root/ffi/include" "$root/tests/c/perf/$tool.c" -o "$work/libzmq/$tool" \
             -L "$work/lib-against" -lzmq -Wl,-rpath,'$ORIGIN/../lib-against'
     done
     rm "$work/lib-against/libzmq.so"
-    rm -rf "$work/syslib"
     libzmq_name="ferromq $AGAINST"
+else
+    # A shared libzmq and its libraries beyond glibc; DT_RPATH (not RUNPATH) so that the
+    # libraries libzmq itself needs are looked for in syslib/ too.
+    mkdir -p "$work/syslib"
+    ldd "$work/libzmq/local_thr" | awk '/=> \// {print $3}' |
+        grep -Ev '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux[^/]*)\.so' |
+        while read -r lib; do cp -L "$lib" "$work/syslib/"; done
 fi
 echo "$libzmq_name" >"$work/libzmq_name"
 # The no-ZMQ ceiling under the tcp throughput rows (its header says how to run it).

@@ -118,12 +118,12 @@ impl Stream {
             tv_sec: 0,
             tv_nsec: 0,
         };
+        let fd = match self {
+            Stream::Tcp(s) => s.as_fd(),
+            Stream::Unix(s) => s.as_fd(),
+        };
         loop {
-            let ready = match self {
-                Stream::Tcp(s) => rustix::event::poll(&mut [PollFd::new(s, flags)], Some(&now)),
-                Stream::Unix(s) => rustix::event::poll(&mut [PollFd::new(s, flags)], Some(&now)),
-            };
-            match ready {
+            match rustix::event::poll(&mut [PollFd::new(&fd, flags)], Some(&now)) {
                 Ok(0) => {}
                 Ok(_) => return true,
                 Err(_) => return false,
