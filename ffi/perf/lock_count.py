@@ -2,13 +2,15 @@
 """Counts executions of locked instructions in a callgrind profile (ffi/perf/locks.sh).
 
     lock_count.py CALLGRIND_OUT BATCH_FN MESSAGES_PER_CALL
+    lock_count.py CALLGRIND_OUT - MESSAGES
 
 The profile must come from `valgrind --tool=callgrind --dump-instr=yes
---toggle-collect=BATCH_FN`: every instruction's execution count, inside BATCH_FN only. An
+--toggle-collect=BATCH_FN`: every instruction's execution count, inside BATCH_FN only; with
+`-`, from the whole run (set-up included), of MESSAGES messages in all. An
 instruction is locked if objdump shows a `lock` prefix or an `xchg` with a memory operand
 (implicitly locked on x86). Prints one line per locked instruction (executions per message,
-object, function, instruction) and the total per message, where messages = the calls of
-BATCH_FN times MESSAGES_PER_CALL. On x86 each locked read-modify-write is a full barrier that
+object, function, instruction), the total per message and the instructions per message,
+where messages = the calls of BATCH_FN times MESSAGES_PER_CALL. On x86 each locked read-modify-write is a full barrier that
 costs ~20 cycles on a big Xeon: the count is the machine-independent figure behind it.
 """
 
@@ -94,6 +96,8 @@ def locked_addresses(obj):
 def main():
     path, batch_fn, per_call = sys.argv[1], sys.argv[2], int(sys.argv[3])
     counts, where, calls = parse(path, batch_fn)
+    if batch_fn == "-":
+        calls = 1
     if calls == 0:
         sys.exit(f"lock_count: no calls of {batch_fn} in {path}")
     messages = calls * per_call
@@ -111,6 +115,7 @@ def main():
         if per >= 0.005:
             print(f"{per:8.3f}  {obj:16.16s} {fn[:90]:90s} {insn}")
     print(f"{total:8.3f}  locked instructions per message ({messages} messages)")
+    print(f"{sum(counts.values()) / messages:8.1f}  instructions per message")
 
 
 if __name__ == "__main__":
