@@ -216,3 +216,49 @@ impl InprocRegistry {
         Ok((peer, metadata))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Context, RecvFlags, SendFlags, SocketType};
+
+    /// A ROUTER learns an inproc DEALER's routing id from what `InprocSide::metadata`
+    /// announces, whether the DEALER connected after the bind or before it (the parked
+    /// path), but the messages carry no metadata, as in libzmq; a tcp peer's do.
+    #[test]
+    fn router_learns_inproc_ids_and_messages_carry_metadata_over_tcp_only() {
+        let ctx = Context::new();
+        let mut router = ctx.socket(SocketType::Router).unwrap();
+        router.set_rcvtimeo(5000).unwrap();
+        let mut early = ctx.socket(SocketType::Dealer).unwrap();
+        early.set_routing_id(b"early").unwrap();
+        early.connect("inproc://unit-router-ids").unwrap();
+        router.bind("inproc://unit-router-ids").unwrap();
+        router.bind("tcp://127.0.0.1:*").unwrap();
+        let tcp = router.last_endpoint().unwrap();
+        let mut late = ctx.socket(SocketType::Dealer).unwrap();
+        late.set_routing_id(b"late").unwrap();
+        late.connect("inproc://unit-router-ids").unwrap();
+        let mut remote = ctx.socket(SocketType::Dealer).unwrap();
+        remote.set_routing_id(b"remote").unwrap();
+        remote.connect(&tcp).unwrap();
+        for d in [&mut early, &mut late, &mut remote] {
+            d.send("hi", SendFlags::empty()).unwrap();
+        }
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            let m = router.recv_multipart(RecvFlags::empty()).unwrap();
+            let kind = m.metadata().and_then(|p| p.get("Socket-Type").cloned());
+            seen.push((m[0].clone(), kind));
+        }
+        seen.sort();
+        let dealer = Some(bytes::Bytes::from_static(b"DEALER"));
+        assert_eq!(
+            seen,
+            [
+                (bytes::Bytes::from_static(b"early"), None),
+                (bytes::Bytes::from_static(b"late"), None),
+                (bytes::Bytes::from_static(b"remote"), dealer),
+            ]
+        );
+    }
+}
