@@ -95,8 +95,8 @@ impl Multipart {
     }
 
     /// The properties the sending peer announced in its handshake (Socket-Type, Identity,
-    /// user properties; an inproc peer's are those a ZMTP peer would have sent); `None` for a
-    /// message built locally.
+    /// user properties); `None` for a message built locally and, as in libzmq, for one that
+    /// came over inproc.
     ///
     /// ```
     /// use ferromq::{Context, RecvFlags, SendFlags, SocketType};

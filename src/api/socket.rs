@@ -287,8 +287,7 @@ impl Socket {
                     .ctx
                     .pipe_ids
                     .fetch_add(2, std::sync::atomic::Ordering::Relaxed);
-                let peer = self.ctx.inproc.connect(&name, self.inproc_side(), ids)?;
-                let metadata = peer.metadata.clone();
+                let (peer, metadata) = self.ctx.inproc.connect(&name, self.inproc_side(), ids)?;
                 let mut core = self.shared.lock();
                 core.attach(peer);
                 if let Some(m) = metadata {

@@ -22,6 +22,7 @@ use crate::io::session::{ActivityGuard, SessionCtl};
 use crate::io::stream::AsyncStream;
 use crate::option::Options;
 use crate::pattern::mailbox::SocketCommand;
+use crate::pattern::PeerMetadata;
 use crate::transport::ipc::ipc_connect;
 
 /// Where a connecting endpoint goes.
@@ -132,7 +133,7 @@ pub(crate) async fn connect_loop(
         };
         link.mailbox.send(SocketCommand::Identify {
             id,
-            metadata: connection_metadata(peer.metadata, &stream),
+            metadata: PeerMetadata::of_connection(connection_metadata(peer.metadata, &stream)),
         });
         let fd = stream_fd(&stream);
         let Some(exit) = run_engine(

@@ -22,6 +22,7 @@ use crate::io::session::{ActivityGuard, SessionCtl};
 use crate::io::stream::AsyncStream;
 use crate::option::Options;
 use crate::pattern::mailbox::SocketCommand;
+use crate::pattern::PeerMetadata;
 use crate::transport::ipc::IpcPath;
 
 /// A bound, listening socket.
@@ -190,7 +191,7 @@ async fn serve(
     }
     link.mailbox.send(SocketCommand::Identify {
         id,
-        metadata: connection_metadata(peer.metadata, &stream),
+        metadata: PeerMetadata::of_connection(connection_metadata(peer.metadata, &stream)),
     });
     // The pipes come back when the connection ends; dropping them tells the socket.
     let exit = run_engine(&link, stream, far, &ctl, handoff, (peer.major, peer.minor)).await;

@@ -1,10 +1,7 @@
 //! DEALER (libzmq src/dealer.cpp): load-balances outgoing messages, fair-queues incoming
 //! ones, changes no envelopes.
 
-use std::sync::Arc;
-
 use bytes::Bytes;
-use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
@@ -13,7 +10,7 @@ use crate::option::Options;
 use crate::pattern::fq::FairQueue;
 use crate::pattern::lb::LoadBalancer;
 use crate::pattern::peer_set::PeerSet;
-use crate::pattern::{set_metadata, Pattern, SendResult};
+use crate::pattern::{set_metadata, Pattern, PeerMetadata, SendResult};
 
 #[derive(Debug, Default)]
 pub(crate) struct Dealer {
@@ -27,7 +24,7 @@ impl Pattern for Dealer {
         self.peers.push(peer);
     }
 
-    fn identify(&mut self, id: PipeId, metadata: Arc<Metadata>, _: &Options) {
+    fn identify(&mut self, id: PipeId, metadata: PeerMetadata, _: &Options) {
         set_metadata(&mut self.peers, id, metadata);
     }
 

@@ -37,14 +37,13 @@ use std::sync::{Arc, Weak};
 
 use bytes::Bytes;
 use ferromq_pipe::Notify;
-use ferromq_zmtp::Metadata;
 
 use crate::io::peer::{Peer, PipeId};
 use crate::io::peer_hwm::HwmRegistry;
 use crate::io::ready::{PeerWake, ReadyList};
 use crate::io::signaler::Signaler;
 use crate::option::Options;
-use crate::pattern::Pattern;
+use crate::pattern::{Pattern, PeerMetadata};
 
 /// What the management layer tells a socket.
 #[derive(Debug)]
@@ -52,7 +51,7 @@ pub(crate) enum SocketCommand {
     /// A new peer's pipes (an accepted connection, an inproc connect).
     Attach(Box<Peer>),
     /// A peer's handshake completed: its metadata (Identity, Socket-Type ...).
-    Identify { id: PipeId, metadata: Arc<Metadata> },
+    Identify { id: PipeId, metadata: PeerMetadata },
 }
 
 /// The socket's state machine and what applying a command needs.

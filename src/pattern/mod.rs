@@ -80,7 +80,7 @@ pub(crate) trait Pattern: Send {
     /// A peer's pipes arrived.
     fn attach(&mut self, peer: Peer, options: &Options);
     /// A peer's handshake finished; `metadata` holds what it announced.
-    fn identify(&mut self, id: PipeId, metadata: Arc<Metadata>, options: &Options);
+    fn identify(&mut self, id: PipeId, metadata: PeerMetadata, options: &Options);
     /// Drops a peer (disconnect / unbind).
     fn detach(&mut self, id: PipeId);
     /// The peer's pipes woke the socket (a message arrived in an empty pipe, a full one has
@@ -153,9 +153,47 @@ pub(crate) fn is_supported(kind: SocketType) -> bool {
     )
 }
 
-/// Stores a peer's metadata (every pattern but ROUTER needs nothing more).
-pub(crate) fn set_metadata(peers: &mut PeerSet, id: PipeId, metadata: Arc<Metadata>) {
+/// What a peer announced when it joined, and whether its messages carry it.
+#[derive(Debug, Clone)]
+pub(crate) struct PeerMetadata {
+    /// Socket-Type, Identity (what a ROUTER knows the peer by) and, over tcp and ipc, the
+    /// connection's own properties (Peer-Address, ZAP's User-Id, ...).
+    pub announced: Arc<Metadata>,
+    /// Whether the peer's messages carry `announced` as their properties (`Msg::metadata`,
+    /// `zmq_msg_gets`). tcp and ipc messages do. inproc messages do not: libzmq attaches no
+    /// metadata to them (`zmq_msg_gets (&m, "Socket-Type")` is NULL, EINVAL), and a shared
+    /// `Arc` on every message costs two atomic read-modify-writes (clone and drop), each a
+    /// locked instruction on x86 (issue 15).
+    pub on_messages: bool,
+}
+
+impl PeerMetadata {
+    /// A tcp or ipc peer's: its messages carry it.
+    pub(crate) fn of_connection(announced: Arc<Metadata>) -> Self {
+        PeerMetadata {
+            announced,
+            on_messages: true,
+        }
+    }
+
+    /// An inproc peer's: for the patterns only.
+    pub(crate) fn of_inproc(announced: Arc<Metadata>) -> Self {
+        PeerMetadata {
+            announced,
+            on_messages: false,
+        }
+    }
+
+    /// What the peer's messages carry.
+    pub(crate) fn properties(self) -> Option<Arc<Metadata>> {
+        self.on_messages.then_some(self.announced)
+    }
+}
+
+/// Stores what a peer's messages carry (every pattern but ROUTER and XSUB needs nothing
+/// more).
+pub(crate) fn set_metadata(peers: &mut PeerSet, id: PipeId, metadata: PeerMetadata) {
     if let Some(p) = peers.get_mut(id) {
-        p.metadata = Some(metadata);
+        p.metadata = metadata.properties();
     }
 }

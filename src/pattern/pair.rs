@@ -1,17 +1,14 @@
 //! PAIR (RFC 31, libzmq src/pair.cpp): exactly one peer; a second one is refused (its pipes
 //! dropped, so its connection closes). Blocks when the peer is absent or full, never drops.
 
-use std::sync::Arc;
-
 use bytes::Bytes;
 use ferromq_pipe::Read;
-use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
 use crate::msg::Msg;
 use crate::option::Options;
-use crate::pattern::{Pattern, SendResult};
+use crate::pattern::{Pattern, PeerMetadata, SendResult};
 
 #[derive(Debug, Default)]
 pub(crate) struct Pair {
@@ -25,9 +22,9 @@ impl Pattern for Pair {
         }
     }
 
-    fn identify(&mut self, id: PipeId, metadata: Arc<Metadata>, _: &Options) {
+    fn identify(&mut self, id: PipeId, metadata: PeerMetadata, _: &Options) {
         if let Some(p) = self.peer.as_mut().filter(|p| p.id == id) {
-            p.metadata = Some(metadata);
+            p.metadata = metadata.properties();
         }
     }
 

@@ -1,9 +1,6 @@
 //! PULL (RFC 30, libzmq src/pull.cpp): fair-queues messages from its peers; cannot send.
 
-use std::sync::Arc;
-
 use bytes::Bytes;
-use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
@@ -11,7 +8,7 @@ use crate::msg::Msg;
 use crate::option::Options;
 use crate::pattern::fq::FairQueue;
 use crate::pattern::peer_set::PeerSet;
-use crate::pattern::{set_metadata, Pattern, SendResult};
+use crate::pattern::{set_metadata, Pattern, PeerMetadata, SendResult};
 
 #[derive(Debug, Default)]
 pub(crate) struct Pull {
@@ -24,7 +21,7 @@ impl Pattern for Pull {
         self.peers.push(peer);
     }
 
-    fn identify(&mut self, id: PipeId, metadata: Arc<Metadata>, _: &Options) {
+    fn identify(&mut self, id: PipeId, metadata: PeerMetadata, _: &Options) {
         set_metadata(&mut self.peers, id, metadata);
     }
 

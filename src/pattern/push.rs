@@ -1,10 +1,7 @@
 //! PUSH (RFC 30, libzmq src/push.cpp): load-balances to peers with room; blocks when there
 //! is none, never drops; cannot receive.
 
-use std::sync::Arc;
-
 use bytes::Bytes;
-use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
@@ -12,7 +9,7 @@ use crate::msg::Msg;
 use crate::option::Options;
 use crate::pattern::lb::LoadBalancer;
 use crate::pattern::peer_set::PeerSet;
-use crate::pattern::{Pattern, SendResult};
+use crate::pattern::{Pattern, PeerMetadata, SendResult};
 
 #[derive(Debug, Default)]
 pub(crate) struct Push {
@@ -25,7 +22,7 @@ impl Pattern for Push {
         self.peers.push(peer);
     }
 
-    fn identify(&mut self, _: PipeId, _: Arc<Metadata>, _: &Options) {}
+    fn identify(&mut self, _: PipeId, _: PeerMetadata, _: &Options) {}
 
     fn detach(&mut self, id: PipeId) {
         self.peers.remove(id);

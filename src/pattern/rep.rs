@@ -5,10 +5,7 @@
 //!
 //! A reply whose peer has gone, or whose pipe is full, is dropped (REP never blocks on send).
 
-use std::sync::Arc;
-
 use bytes::Bytes;
-use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
@@ -16,7 +13,7 @@ use crate::msg::Msg;
 use crate::option::Options;
 use crate::pattern::fq::FairQueue;
 use crate::pattern::peer_set::PeerSet;
-use crate::pattern::{set_metadata, Pattern, SendResult};
+use crate::pattern::{set_metadata, Pattern, PeerMetadata, SendResult};
 
 #[derive(Debug, Default)]
 pub(crate) struct Rep {
@@ -68,7 +65,7 @@ impl Pattern for Rep {
         self.peers.push(peer);
     }
 
-    fn identify(&mut self, id: PipeId, metadata: Arc<Metadata>, _: &Options) {
+    fn identify(&mut self, id: PipeId, metadata: PeerMetadata, _: &Options) {
         set_metadata(&mut self.peers, id, metadata);
     }
 
@@ -157,6 +154,7 @@ mod tests {
     use crate::io::peer::{pipe_pair, SessionPipes};
     use crate::io::signaler::Signaler;
     use ferromq_pipe::Read;
+    use std::sync::Arc;
 
     fn rep_with(n: u64) -> (Rep, Vec<SessionPipes>) {
         let sig = Arc::new(Signaler::new().unwrap());

@@ -9,10 +9,7 @@
 //!                                │       the old reply will be ignored
 //! ```
 
-use std::sync::Arc;
-
 use bytes::Bytes;
-use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
@@ -21,7 +18,7 @@ use crate::option::{int_value, Options, ZMQ_REQ_CORRELATE, ZMQ_REQ_RELAXED};
 use crate::pattern::fq::FairQueue;
 use crate::pattern::lb::next_writable;
 use crate::pattern::peer_set::PeerSet;
-use crate::pattern::{set_metadata, Pattern, SendResult};
+use crate::pattern::{set_metadata, Pattern, PeerMetadata, SendResult};
 
 #[derive(Debug)]
 pub(crate) struct Req {
@@ -87,7 +84,7 @@ impl Pattern for Req {
         self.peers.push(peer);
     }
 
-    fn identify(&mut self, id: PipeId, metadata: Arc<Metadata>, _: &Options) {
+    fn identify(&mut self, id: PipeId, metadata: PeerMetadata, _: &Options) {
         set_metadata(&mut self.peers, id, metadata);
     }
 

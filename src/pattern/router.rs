@@ -10,10 +10,7 @@
 //! is refused, unless ROUTER_HANDOVER, which gives the new peer the id and the old one a
 //! generated id.
 
-use std::sync::Arc;
-
 use bytes::Bytes;
-use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
@@ -22,7 +19,7 @@ use crate::option::Options;
 use crate::pattern::fq::FairQueue;
 use crate::pattern::peer_set::PeerSet;
 use crate::pattern::routing_ids::RoutingIds;
-use crate::pattern::{Lent, OutFrame, Pattern, SendResult};
+use crate::pattern::{Lent, OutFrame, Pattern, PeerMetadata, SendResult};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Outbound {
@@ -124,12 +121,16 @@ impl Pattern for Router {
         }
     }
 
-    fn identify(&mut self, id: PipeId, metadata: Arc<Metadata>, options: &Options) {
-        let announced = metadata.get("Identity").filter(|v| !v.is_empty()).cloned();
+    fn identify(&mut self, id: PipeId, metadata: PeerMetadata, options: &Options) {
+        let announced = metadata
+            .announced
+            .get("Identity")
+            .filter(|v| !v.is_empty())
+            .cloned();
         let Some(peer) = self.peers.get_mut(id) else {
             return;
         };
-        peer.metadata = Some(metadata);
+        peer.metadata = metadata.properties();
         if peer.assigned_id.is_some() {
             return;
         }
@@ -292,16 +293,19 @@ mod tests {
     use crate::io::send_buffers::{copies_nothing, SendBuffers};
     use crate::pattern::peer_set::testing::Wakes;
     use ferromq_pipe::Read;
+    use ferromq_zmtp::Metadata;
     use std::collections::HashSet;
+    use std::sync::Arc;
 
     thread_local! {
         static WAKES: Wakes = Wakes::new();
     }
 
-    fn meta(identity: &[u8]) -> Arc<Metadata> {
+    /// What a tcp peer announcing `identity` tells the ROUTER.
+    fn meta(identity: &[u8]) -> PeerMetadata {
         let mut m = Metadata::new();
         let _ = m.insert("Identity", Bytes::copy_from_slice(identity));
-        Arc::new(m)
+        PeerMetadata::of_connection(Arc::new(m))
     }
 
     fn attach(r: &mut Router, id: u64, o: &Options) -> SessionPipes {
@@ -329,6 +333,40 @@ mod tests {
         r.send(Bytes::from_static(b"back"), false, &o).unwrap();
         assert!(
             matches!(far.from_socket.read(), Read::Item { item, more: false } if &item[..] == b"back")
+        );
+    }
+
+    #[test]
+    fn tcp_messages_carry_the_peers_metadata_and_inproc_ones_none() {
+        let o = Options::default();
+        let mut r = Router::new();
+        let mut tcp = attach(&mut r, 1, &o);
+        r.identify(1, meta(b"T"), &o);
+        let mut inproc = attach(&mut r, 2, &o);
+        let mut m = Metadata::new();
+        let _ = m.insert("Identity", Bytes::from_static(b"I"));
+        r.identify(2, PeerMetadata::of_inproc(Arc::new(m)), &o);
+        for far in [&mut tcp, &mut inproc] {
+            far.to_socket
+                .try_write(Bytes::from_static(b"x"), false)
+                .unwrap();
+            far.to_socket.flush();
+        }
+        let mut seen = Vec::new();
+        for _ in 0..2 {
+            let id = r.recv().unwrap();
+            let body = r.recv().unwrap();
+            assert_eq!(id.metadata.is_some(), body.metadata.is_some());
+            seen.push((id.data, body.metadata.is_some()));
+        }
+        seen.sort();
+        // The inproc peer's Identity names it all the same.
+        assert_eq!(
+            seen,
+            [
+                (Bytes::from_static(b"I"), false),
+                (Bytes::from_static(b"T"), true)
+            ]
         );
     }
 

@@ -14,10 +14,7 @@
 //! a first frame without SNDMORE is ignored and so is the frame after it; the second frame
 //! always ends the message, whatever its SNDMORE says.
 
-use std::sync::Arc;
-
 use bytes::Bytes;
-use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
@@ -26,7 +23,7 @@ use crate::option::{self, Options};
 use crate::pattern::fq::FairQueue;
 use crate::pattern::peer_set::PeerSet;
 use crate::pattern::routing_ids::RoutingIds;
-use crate::pattern::{Pattern, SendResult};
+use crate::pattern::{Pattern, PeerMetadata, SendResult};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Outbound {
@@ -105,9 +102,9 @@ impl Pattern for Stream {
         self.peers.push(peer);
     }
 
-    fn identify(&mut self, id: PipeId, metadata: Arc<Metadata>, _options: &Options) {
+    fn identify(&mut self, id: PipeId, metadata: PeerMetadata, _options: &Options) {
         if let Some(p) = self.peers.get_mut(id) {
-            p.metadata = Some(metadata);
+            p.metadata = metadata.properties();
         }
     }
 
@@ -216,6 +213,7 @@ mod tests {
     use crate::io::peer::{pipe_pair, SessionPipes};
     use crate::io::signaler::Signaler;
     use ferromq_pipe::Read;
+    use std::sync::Arc;
 
     fn attach(s: &mut Stream, id: u64, assigned: Option<&'static [u8]>) -> SessionPipes {
         let sig = Arc::new(Signaler::new().unwrap());

@@ -31,7 +31,7 @@ use crate::option::{
     ZMQ_XPUB_NODROP, ZMQ_XPUB_VERBOSE, ZMQ_XPUB_VERBOSER, ZMQ_XPUB_WELCOME_MSG,
 };
 use crate::pattern::peer_set::{PeerKey, PeerSet};
-use crate::pattern::{Lent, OutFrame, Pattern, SendResult};
+use crate::pattern::{Lent, OutFrame, Pattern, PeerMetadata, SendResult};
 
 /// PUB keeps subscriptions to itself; XPUB hands them (and upstream messages) to the app.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -342,9 +342,9 @@ impl Pattern for Xpub {
         self.process_inbound();
     }
 
-    fn identify(&mut self, id: PipeId, metadata: Arc<Metadata>, _: &Options) {
+    fn identify(&mut self, id: PipeId, metadata: PeerMetadata, _: &Options) {
         if let Some(p) = self.peers.get_mut(id) {
-            p.metadata = Some(metadata);
+            p.metadata = metadata.properties();
         }
     }
 

@@ -16,11 +16,9 @@
 //! receives (INVERT_MATCHING flips it); XSUB does not, as libzmq's XSUB does not.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use ferromq_trie::SubscriptionTrie;
-use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
@@ -28,7 +26,7 @@ use crate::msg::Msg;
 use crate::option::{int_value, Options, ZMQ_INVERT_MATCHING, ZMQ_SUBSCRIBE, ZMQ_UNSUBSCRIBE};
 use crate::pattern::fq::FairQueue;
 use crate::pattern::peer_set::PeerSet;
-use crate::pattern::{Pattern, SendResult};
+use crate::pattern::{Pattern, PeerMetadata, SendResult};
 
 /// SUB subscribes through options and filters; XSUB sends subscriptions as messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,13 +102,12 @@ impl Xsub {
     fn next_frame(&mut self) -> Option<Msg> {
         loop {
             let r = self.fq.recv(&mut self.peers, |_| true)?;
-            let metadata = self.peers[r.index].metadata.clone();
             if self.more_in || self.accepts(&r.frame) {
                 self.more_in = r.more;
                 return Some(Msg {
                     data: r.frame,
                     more: r.more,
-                    metadata,
+                    metadata: self.peers[r.index].metadata.clone(),
                 });
             }
             // Not subscribed: skip the rest of the message (all of it is in the pipe).
@@ -172,11 +169,11 @@ impl Pattern for Xsub {
 
     /// The handshake with this peer completed (first connection or reconnection): send it
     /// every subscription, as libzmq's `xattach_pipe` / `xhiccuped`.
-    fn identify(&mut self, id: PipeId, metadata: Arc<Metadata>, _: &Options) {
+    fn identify(&mut self, id: PipeId, metadata: PeerMetadata, _: &Options) {
         let Some(p) = self.peers.get_mut(id) else {
             return;
         };
-        p.metadata = Some(metadata);
+        p.metadata = metadata.properties();
         self.connected.insert(id);
         for topic in self.subscriptions.iter() {
             let _ = p.out.try_write(marked(true, &topic), false);
@@ -238,6 +235,8 @@ mod tests {
     use crate::io::peer::SessionPipes;
     use crate::pattern::peer_set::testing::Wakes;
     use ferromq_pipe::Read;
+    use ferromq_zmtp::Metadata;
+    use std::sync::Arc;
 
     thread_local! {
         static WAKES: Wakes = Wakes::new();
@@ -248,7 +247,11 @@ mod tests {
         let (p, f) = WAKES.with(|w| w.pipes(1, 0, 0));
         x.attach(p, &Options::default());
         if identify {
-            x.identify(1, Arc::new(Metadata::new()), &Options::default());
+            x.identify(
+                1,
+                PeerMetadata::of_connection(Arc::new(Metadata::new())),
+                &Options::default(),
+            );
         }
         (x, f)
     }
@@ -286,10 +289,18 @@ mod tests {
         sub(&mut x, b"A");
         sub(&mut x, b"A");
         assert!(drain(&mut f).is_empty());
-        x.identify(1, Arc::new(Metadata::new()), &Options::default());
+        x.identify(
+            1,
+            PeerMetadata::of_connection(Arc::new(Metadata::new())),
+            &Options::default(),
+        );
         assert_eq!(drain(&mut f), vec![Bytes::from_static(b"\x01A")]);
         // Reconnect: the whole set again.
-        x.identify(1, Arc::new(Metadata::new()), &Options::default());
+        x.identify(
+            1,
+            PeerMetadata::of_connection(Arc::new(Metadata::new())),
+            &Options::default(),
+        );
         assert_eq!(drain(&mut f).len(), 1);
     }
 

@@ -14,6 +14,7 @@ use crate::io::peer::{
 };
 use crate::io::peer_hwm::{effective, Boost};
 use crate::pattern::mailbox::{Mailbox, SocketCommand};
+use crate::pattern::PeerMetadata;
 
 /// What a socket publishes about itself to inproc peers.
 #[derive(Debug, Clone)]
@@ -30,8 +31,9 @@ pub(crate) struct InprocSide {
 }
 
 impl InprocSide {
-    /// The metadata a ZMTP peer would have announced.
-    fn metadata(&self) -> Arc<Metadata> {
+    /// The metadata a ZMTP peer would have announced, for the patterns (a ROUTER reads the
+    /// Identity); the messages carry none, as in libzmq.
+    fn metadata(&self) -> PeerMetadata {
         let mut m = Metadata::new();
         let _ = m.insert(
             "Socket-Type",
@@ -40,7 +42,7 @@ impl InprocSide {
         if !self.routing_id.is_empty() {
             let _ = m.insert("Identity", self.routing_id.clone());
         }
-        Arc::new(m)
+        PeerMetadata::of_inproc(Arc::new(m))
     }
 }
 
@@ -149,9 +151,15 @@ impl InprocRegistry {
         }
     }
 
-    /// Connects; returns the connector's own peer. `ids` gives two consecutive pipe ids:
-    /// `ids` for the connector's end and `ids + 1` for the binder's.
-    pub(crate) fn connect(&self, name: &str, connector: InprocSide, ids: PipeId) -> Result<Peer> {
+    /// Connects; returns the connector's own peer, and the binder's metadata if it is bound
+    /// already. `ids` gives two consecutive pipe ids: `ids` for the connector's end and
+    /// `ids + 1` for the binder's.
+    pub(crate) fn connect(
+        &self,
+        name: &str,
+        connector: InprocSide,
+        ids: PipeId,
+    ) -> Result<(Peer, Option<PeerMetadata>)> {
         let mut names = self.names.lock().map_err(|_| Error::Fault)?;
         let binder = match names.get(name) {
             Some(Entry::Bound(b)) => Some(b.clone()),
@@ -179,11 +187,12 @@ impl InprocRegistry {
             _ => pipe_pair(ids, signal, out_hwm, in_hwm),
         };
         peer.assigned_id = connector.connect_routing_id.clone();
+        let mut metadata = None;
         match binder {
             Some(b) => {
                 drop(names);
                 peer.hwms.boost = Some(Boost::of(b.sndhwm, b.rcvhwm));
-                peer.metadata = Some(b.metadata());
+                metadata = Some(b.metadata());
                 join(&b, &connector, far, ids + 1);
             }
             None => {
@@ -204,6 +213,52 @@ impl InprocRegistry {
                 }
             }
         }
-        Ok(peer)
+        Ok((peer, metadata))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Context, RecvFlags, SendFlags, SocketType};
+
+    /// A ROUTER learns an inproc DEALER's routing id from what `InprocSide::metadata`
+    /// announces, whether the DEALER connected after the bind or before it (the parked
+    /// path), but the messages carry no metadata, as in libzmq; a tcp peer's do.
+    #[test]
+    fn router_learns_inproc_ids_and_messages_carry_metadata_over_tcp_only() {
+        let ctx = Context::new();
+        let mut router = ctx.socket(SocketType::Router).unwrap();
+        router.set_rcvtimeo(5000).unwrap();
+        let mut early = ctx.socket(SocketType::Dealer).unwrap();
+        early.set_routing_id(b"early").unwrap();
+        early.connect("inproc://unit-router-ids").unwrap();
+        router.bind("inproc://unit-router-ids").unwrap();
+        router.bind("tcp://127.0.0.1:*").unwrap();
+        let tcp = router.last_endpoint().unwrap();
+        let mut late = ctx.socket(SocketType::Dealer).unwrap();
+        late.set_routing_id(b"late").unwrap();
+        late.connect("inproc://unit-router-ids").unwrap();
+        let mut remote = ctx.socket(SocketType::Dealer).unwrap();
+        remote.set_routing_id(b"remote").unwrap();
+        remote.connect(&tcp).unwrap();
+        for d in [&mut early, &mut late, &mut remote] {
+            d.send("hi", SendFlags::empty()).unwrap();
+        }
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            let m = router.recv_multipart(RecvFlags::empty()).unwrap();
+            let kind = m.metadata().and_then(|p| p.get("Socket-Type").cloned());
+            seen.push((m[0].clone(), kind));
+        }
+        seen.sort();
+        let dealer = Some(bytes::Bytes::from_static(b"DEALER"));
+        assert_eq!(
+            seen,
+            [
+                (bytes::Bytes::from_static(b"early"), None),
+                (bytes::Bytes::from_static(b"late"), None),
+                (bytes::Bytes::from_static(b"remote"), dealer),
+            ]
+        );
     }
 }

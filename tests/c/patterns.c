@@ -50,8 +50,14 @@ static void test_req_rep (const char *transport)
         zmq_msg_init (&msg);
         CHECK (zmq_msg_recv (&msg, rep, 0) == 5);
         CHECK (memcmp (zmq_msg_data (&msg), "Hello", 5) == 0);
+        /* tcp and ipc messages carry the peer's READY properties; inproc ones none, as in
+           libzmq (tests/c/srcfd.c holds both libraries to it). */
+        errno = 0;
         const char *kind = zmq_msg_gets (&msg, "Socket-Type");
-        CHECK (kind != NULL && strcmp (kind, "REQ") == 0);
+        if (strcmp (transport, "inproc") == 0)
+            CHECK (kind == NULL && errno == EINVAL);
+        else
+            CHECK (kind != NULL && strcmp (kind, "REQ") == 0);
         zmq_msg_close (&msg);
         CHECK (send_str (rep, "World", 0) == 5);
         CHECK (recv_str (req, buf, sizeof buf, 0) == 5);

@@ -1,7 +1,8 @@
-/* zmq_msg_get (msg, ZMQ_SRCFD) and zmq_msg_gets (msg, "Peer-Address") as libzmq 4.3 gives
-   them: a message that came over tcp or ipc names the descriptor of the connection it came in
-   on (the accepted socket, whose local address is the bound endpoint) and the peer's address;
-   an inproc message has neither (-1 / NULL with EINVAL).
+/* zmq_msg_get (msg, ZMQ_SRCFD) and zmq_msg_gets (msg, "Peer-Address" / "Socket-Type") as
+   libzmq 4.3 gives them: a message that came over tcp or ipc names the descriptor of the
+   connection it came in on (the accepted socket, whose local address is the bound endpoint),
+   the peer's address and its socket type; an inproc message has none of them (-1 / NULL with
+   EINVAL: libzmq attaches no metadata to inproc messages).
    Prints "ok", or names the failed checks and exits 1. */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
@@ -29,10 +30,14 @@ static void check_transport (void *ctx, const char *endpoint, int family,
     errno = 0;
     int fd = zmq_msg_get (&msg, ZMQ_SRCFD);
     const char *address = zmq_msg_gets (&msg, "Peer-Address");
+    errno = 0;
+    const char *kind = zmq_msg_gets (&msg, "Socket-Type");
     if (family == 0) {
         CHECK (fd == -1 && errno == EINVAL);
         CHECK (address == NULL);
+        CHECK (kind == NULL && errno == EINVAL);
     } else {
+        CHECK (kind != NULL && strcmp (kind, "PUSH") == 0);
         CHECK (fd >= 0);
         struct sockaddr_storage local;
         socklen_t len = sizeof local;
