@@ -3,7 +3,7 @@
 //!
 //! ```text
 //!   ctrl bytes   [h h h h ...]        hashbrown's control bytes (1 byte per entry, hot)
-//!   entries      | id (<= 30 inline) | pipe id | slot | moves | front |   64 bytes, one line
+//!   entries      | id (<= 22 inline) | pipe id | slot | moves | front | next slot |  64 bytes
 //! ```
 //!
 //! A routing id of up to [`INLINE`] bytes (libzmq's generated ids are 5, typical names and
@@ -11,9 +11,11 @@
 //! memory; a longer one stays behind a box. The entry also holds the slot its peer was last
 //! found at and the peer set's move count at that time: while no peer has left since, the slot
 //! is still right and the send goes straight to the peer (`PeerSet::route`). And it holds the
-//! address of the peer's pipe's front line, the one the writer reads through its own state:
-//! the send prefetches it from here, so that line and the writer's load side by side instead
-//! of one after the other.
+//! address of the peer's pipe's front line, the one the writer reads through its own state,
+//! and of the ring slot the next message to the peer will be written to (noted by the send
+//! before): the send prefetches both from here, so those lines and the writer's load side by
+//! side, where the slot's address would otherwise come from the writer, one load later.
+//! With a thousand peers each of those lines is cold, and the send is a chain of them.
 
 use std::borrow::Borrow;
 use std::cell::Cell;
@@ -26,8 +28,9 @@ use crate::io::peer::PipeId;
 
 use super::id_hash::IdHashState;
 
-/// Routing ids up to this many bytes live inside their map entry.
-const INLINE: usize = 30;
+/// Routing ids up to this many bytes live inside their map entry (a UUID's 16 fit; 22 leaves
+/// the entry room for the next slot's address).
+const INLINE: usize = 22;
 
 /// A routing id as the map keeps it.
 #[derive(Debug)]
@@ -36,7 +39,7 @@ enum Key {
         len: u8,
         bytes: [u8; INLINE],
     },
-    /// Boxed: a thin pointer keeps the key at 32 bytes.
+    /// Boxed: a thin pointer keeps the key at 24 bytes.
     Long(Box<Bytes>),
 }
 
@@ -62,14 +65,17 @@ impl Key {
 }
 
 /// Where a routing id leads: the pipe id, which never changes, the slot it was last found at,
-/// valid while the peer set's move count is still `moves`, and the address of the outbound
-/// pipe's front line (`Writer::front_line`), a hint for `ferromq_pipe::prefetch` only.
+/// valid while the peer set's move count is still `moves`, the address of the outbound
+/// pipe's front line (`Writer::front_line`), a hint for `ferromq_pipe::prefetch` only, and the
+/// address of the slot the next message will be written to (`Writer::slot_after_next`, as
+/// the last send found it; 0 when unknown), a hint for `Writer::prefetch_slot` only.
 #[derive(Debug)]
 pub(crate) struct Route {
     pub(crate) id: PipeId,
     pub(super) slot: Cell<usize>,
     pub(super) moves: Cell<u64>,
     pub(crate) front_line: usize,
+    pub(crate) next_slot: Cell<usize>,
 }
 
 /// One map entry: a cache line.
@@ -80,7 +86,7 @@ struct Entry {
     route: Route,
 }
 
-const _: () = assert!(std::mem::size_of::<Key>() == 32);
+const _: () = assert!(std::mem::size_of::<Key>() == 24);
 const _: () = assert!(std::mem::size_of::<Entry>() == 64);
 
 impl Borrow<[u8]> for Entry {
@@ -138,6 +144,7 @@ impl RoutingIds {
                 // No move count matches: the first use looks the slot up.
                 moves: Cell::new(u64::MAX),
                 front_line,
+                next_slot: Cell::new(0),
             },
         });
     }
