@@ -2,8 +2,8 @@
 //! state has gone cold reads one line of the map (issue 15).
 //!
 //! ```text
-//!   ctrl bytes   [h h h h ...]        hashbrown's control bytes (1 byte per entry, hot)
-//!   entries      | id (<= 22 inline) | pipe id | slot | moves | front | next slot |  64 bytes
+//!   tags      [t t 0 t 0 ...]       a byte per bucket: 0 empty, else 7 bits of the hash (hot)
+//!   entries   | id (<= 22 inline) | pipe id | slot | moves | front | next slot |  64 bytes
 //! ```
 //!
 //! A routing id of up to [`INLINE`] bytes (libzmq's generated ids are 5, typical names and
