@@ -11,6 +11,7 @@
 //! generated id.
 
 use bytes::Bytes;
+use ferromq_pipe::Writer;
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
@@ -228,16 +229,20 @@ impl Router {
                 // The route gives the slot and the pipe id without reading the peer, whose
                 // writer is then the only line of it this message touches.
                 let target = self.by_id.get(frame.bytes()).and_then(|r| {
-                    // The writer's state and its front line load side by side (both addresses
-                    // come from the entry), where reading the writer first would put them in
-                    // a row.
+                    // The writer's state, its front line and the slot it writes load side by
+                    // side (all three addresses come from the entry), where reading the writer
+                    // first would put the other two behind it.
                     ferromq_pipe::prefetch(r.front_line);
+                    Writer::<Bytes>::prefetch_slot(r.next_slot.get());
                     let slot = self.peers.route(r)?;
-                    Some((slot, r.id, &self.peers[slot]))
+                    Some((slot, r, &self.peers[slot]))
                 });
                 match target {
-                    Some((slot, id, p)) if !p.out.is_closed() => {
+                    Some((slot, route, p)) if !p.out.is_closed() => {
                         if p.out.can_write() {
+                            // For the next message to this peer, if this one is one frame.
+                            route.next_slot.set(p.out.slot_after_next());
+                            let id = route.id;
                             let moves = self.peers.moves();
                             self.outbound = Outbound::To { slot, id, moves };
                         } else if options.router_mandatory {

@@ -2,8 +2,8 @@
 //! state has gone cold reads one line of the map (issue 15).
 //!
 //! ```text
-//!   ctrl bytes   [h h h h ...]        hashbrown's control bytes (1 byte per entry, hot)
-//!   entries      | id (<= 30 inline) | pipe id | slot | moves | front |   64 bytes, one line
+//!   tags      [t t 0 t 0 ...]       a byte per bucket: 0 empty, else 7 bits of the hash (hot)
+//!   entries   | id (<= 22 inline) | pipe id | slot | moves | front | next slot |  64 bytes
 //! ```
 //!
 //! A routing id of up to [`INLINE`] bytes (libzmq's generated ids are 5, typical names and
@@ -11,14 +11,14 @@
 //! memory; a longer one stays behind a box. The entry also holds the slot its peer was last
 //! found at and the peer set's move count at that time: while no peer has left since, the slot
 //! is still right and the send goes straight to the peer (`PeerSet::route`). And it holds the
-//! address of the peer's pipe's front line, the one the writer reads through its own state:
-//! the send prefetches it from here, so that line and the writer's load side by side instead
-//! of one after the other.
+//! address of the peer's pipe's front line, the one the writer reads through its own state,
+//! and of the ring slot the next message to the peer will be written to (noted by the send
+//! before): the send prefetches both from here, so those lines and the writer's load side by
+//! side, where the slot's address would otherwise come from the writer, one load later.
+//! With a thousand peers each of those lines is cold, and the send is a chain of them.
 
-use std::borrow::Borrow;
 use std::cell::Cell;
-use std::collections::HashSet;
-use std::hash::{Hash, Hasher};
+use std::hash::BuildHasher;
 
 use bytes::Bytes;
 
@@ -26,8 +26,9 @@ use crate::io::peer::PipeId;
 
 use super::id_hash::IdHashState;
 
-/// Routing ids up to this many bytes live inside their map entry.
-const INLINE: usize = 30;
+/// Routing ids up to this many bytes live inside their map entry (a UUID's 16 fit; 22 leaves
+/// the entry room for the next slot's address).
+const INLINE: usize = 22;
 
 /// A routing id as the map keeps it.
 #[derive(Debug)]
@@ -36,7 +37,7 @@ enum Key {
         len: u8,
         bytes: [u8; INLINE],
     },
-    /// Boxed: a thin pointer keeps the key at 32 bytes.
+    /// Boxed: a thin pointer keeps the key at 24 bytes.
     Long(Box<Bytes>),
 }
 
@@ -62,14 +63,17 @@ impl Key {
 }
 
 /// Where a routing id leads: the pipe id, which never changes, the slot it was last found at,
-/// valid while the peer set's move count is still `moves`, and the address of the outbound
-/// pipe's front line (`Writer::front_line`), a hint for `ferromq_pipe::prefetch` only.
+/// valid while the peer set's move count is still `moves`, the address of the outbound
+/// pipe's front line (`Writer::front_line`), a hint for `ferromq_pipe::prefetch` only, and the
+/// address of the slot the next message will be written to (`Writer::slot_after_next`, as
+/// the last send found it; 0 when unknown), a hint for `Writer::prefetch_slot` only.
 #[derive(Debug)]
 pub(crate) struct Route {
     pub(crate) id: PipeId,
     pub(super) slot: Cell<usize>,
     pub(super) moves: Cell<u64>,
     pub(crate) front_line: usize,
+    pub(crate) next_slot: Cell<usize>,
 }
 
 /// One map entry: a cache line.
@@ -80,57 +84,96 @@ struct Entry {
     route: Route,
 }
 
-const _: () = assert!(std::mem::size_of::<Key>() == 32);
+const _: () = assert!(std::mem::size_of::<Key>() == 24);
 const _: () = assert!(std::mem::size_of::<Entry>() == 64);
 
-impl Borrow<[u8]> for Entry {
-    fn borrow(&self) -> &[u8] {
-        self.key.as_slice()
-    }
-}
-
-impl Hash for Entry {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        // As `[u8]` hashes, which `Borrow<[u8]>` requires.
-        self.key.as_slice().hash(state);
-    }
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, other: &Entry) -> bool {
-        self.key.as_slice() == other.key.as_slice()
-    }
-}
-
-impl Eq for Entry {}
-
 /// Routing id -> the peer holding it. Every identified peer has exactly one entry.
+///
+/// Open addressing with linear probing, kept at most half full: an id's bucket is its hash's
+/// low bits or one of the few after it. Beside the entries a byte per bucket, its tag (0 for
+/// empty, else the hash's top seven bits and the high bit), as hashbrown's control bytes; but
+/// a lookup starts loading the entry of the id's own bucket and the next before it reads the
+/// tags, so with a thousand peers, where the entry is cold, its load no longer waits for the
+/// tags' (most ids sit in their own bucket or the next; one further on costs a load after the
+/// tags). Removal shifts the entries after the hole back, so no bucket is ever a tombstone.
 #[derive(Debug)]
 pub(crate) struct RoutingIds {
-    entries: HashSet<Entry, IdHashState>,
+    tags: Vec<u8>,
+    /// As many as `tags`, a power of two (or none before the first insert).
+    entries: Vec<Option<Entry>>,
+    len: usize,
+    hasher: IdHashState,
+}
+
+const _: () = assert!(std::mem::size_of::<Option<Entry>>() == 64);
+
+/// The tag of an id whose hash is `hash`: never 0, which marks an empty bucket.
+#[inline]
+fn tag_of(hash: u64) -> u8 {
+    0x80 | (hash >> 57) as u8
 }
 
 impl RoutingIds {
     pub(crate) fn new() -> RoutingIds {
         RoutingIds {
-            entries: HashSet::with_hasher(IdHashState::new()),
+            tags: Vec::new(),
+            entries: Vec::new(),
+            len: 0,
+            hasher: IdHashState::new(),
+        }
+    }
+
+    #[inline]
+    fn hash(&self, rid: &[u8]) -> u64 {
+        self.hasher.hash_one(rid)
+    }
+
+    /// The bucket holding `rid`, if any.
+    #[inline]
+    fn find(&self, rid: &[u8]) -> Option<usize> {
+        if self.entries.is_empty() {
+            return None;
+        }
+        let mask = self.entries.len() - 1;
+        let hash = self.hash(rid);
+        let mut at = hash as usize & mask;
+        let home = std::ptr::from_ref(&self.entries[at]) as usize;
+        // The entry's bucket or the next (the following line): started before the tags are
+        // read, so a cold entry and the tags load side by side.
+        ferromq_pipe::prefetch(home);
+        ferromq_pipe::prefetch(home.wrapping_add(std::mem::size_of::<Option<Entry>>()));
+        let tag = tag_of(hash);
+        loop {
+            let t = self.tags[at];
+            if t == 0 {
+                return None;
+            }
+            if t == tag
+                && self.entries[at]
+                    .as_ref()
+                    .is_some_and(|e| e.key.as_slice() == rid)
+            {
+                return Some(at);
+            }
+            at = (at + 1) & mask;
         }
     }
 
     /// Where `rid` leads, if a peer holds it.
     #[inline]
     pub(crate) fn get(&self, rid: &[u8]) -> Option<&Route> {
-        self.entries.get(rid).map(|e| &e.route)
+        let at = self.find(rid)?;
+        self.entries[at].as_ref().map(|e| &e.route)
     }
 
     pub(crate) fn contains_key(&self, rid: &[u8]) -> bool {
-        self.entries.contains(rid)
+        self.find(rid).is_some()
     }
 
     /// Files `rid` under the pipe `id`, whose outbound front line is at `front_line`,
     /// replacing whoever held it.
     pub(crate) fn insert(&mut self, rid: &Bytes, id: PipeId, front_line: usize) {
-        self.entries.replace(Entry {
+        let entry = Entry {
             key: Key::new(rid),
             route: Route {
                 id,
@@ -138,25 +181,86 @@ impl RoutingIds {
                 // No move count matches: the first use looks the slot up.
                 moves: Cell::new(u64::MAX),
                 front_line,
+                next_slot: Cell::new(0),
             },
-        });
+        };
+        if let Some(at) = self.find(rid) {
+            self.entries[at] = Some(entry);
+            return;
+        }
+        if 2 * (self.len + 1) > self.entries.len() {
+            self.grow();
+        }
+        let hash = self.hash(rid);
+        self.place(hash, entry);
+        self.len += 1;
+    }
+
+    /// Puts an entry whose id is not in the map into the first free bucket from its own.
+    fn place(&mut self, hash: u64, entry: Entry) {
+        let mask = self.entries.len() - 1;
+        let mut at = hash as usize & mask;
+        while self.tags[at] != 0 {
+            at = (at + 1) & mask;
+        }
+        self.tags[at] = tag_of(hash);
+        self.entries[at] = Some(entry);
+    }
+
+    /// Doubles the buckets (eight at first) and files every entry again.
+    fn grow(&mut self) {
+        let buckets = (2 * self.entries.len()).max(8);
+        self.tags = vec![0; buckets];
+        let old = std::mem::replace(
+            &mut self.entries,
+            std::iter::repeat_with(|| None).take(buckets).collect(),
+        );
+        for entry in old.into_iter().flatten() {
+            let hash = self.hash(entry.key.as_slice());
+            self.place(hash, entry);
+        }
     }
 
     /// Removes `rid` if the peer `id` holds it.
     pub(crate) fn unmap(&mut self, id: PipeId, rid: &[u8]) {
-        if self.get(rid).is_some_and(|r| r.id == id) {
-            self.entries.remove(rid);
+        let Some(mut hole) = self.find(rid) else {
+            return;
+        };
+        if self.entries[hole].as_ref().is_none_or(|e| e.route.id != id) {
+            return;
+        }
+        self.entries[hole] = None;
+        self.tags[hole] = 0;
+        self.len -= 1;
+        // Each entry after the hole, up to the next empty bucket, moves into the hole if its
+        // own bucket does not lie between the hole and where it is, so that every entry stays
+        // reachable from its own bucket without crossing an empty one.
+        let mask = self.entries.len() - 1;
+        let mut at = (hole + 1) & mask;
+        while self.tags[at] != 0 {
+            let own = self.entries[at]
+                .as_ref()
+                .map_or(at, |e| self.hash(e.key.as_slice()) as usize & mask);
+            if at.wrapping_sub(own) & mask >= at.wrapping_sub(hole) & mask {
+                self.tags[hole] = std::mem::replace(&mut self.tags[at], 0);
+                self.entries[hole] = self.entries[at].take();
+                hole = at;
+            }
+            at = (at + 1) & mask;
         }
     }
 
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.entries.len()
+        self.len
     }
 
     #[cfg(test)]
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&[u8], &Route)> {
-        self.entries.iter().map(|e| (e.key.as_slice(), &e.route))
+        self.entries
+            .iter()
+            .flatten()
+            .map(|e| (e.key.as_slice(), &e.route))
     }
 }
 
@@ -202,5 +306,72 @@ mod tests {
         ids.insert(&long, 8, 0);
         assert_eq!(ids.get(&long).map(|r| r.id), Some(8));
         assert_eq!(ids.len(), 6);
+    }
+
+    /// Every entry lies within the run of full buckets that starts at its own bucket, its tag
+    /// is its hash's, the count is right and the table is at most half full.
+    fn check(ids: &RoutingIds) {
+        let buckets = ids.entries.len();
+        assert_eq!(ids.tags.len(), buckets);
+        assert!(2 * ids.len <= buckets, "{} in {buckets}", ids.len);
+        let mut full = 0;
+        for (at, entry) in ids.entries.iter().enumerate() {
+            let Some(e) = entry else {
+                assert_eq!(ids.tags[at], 0);
+                continue;
+            };
+            full += 1;
+            let hash = ids.hash(e.key.as_slice());
+            assert_eq!(ids.tags[at], tag_of(hash));
+            let mut probe = hash as usize & (buckets - 1);
+            while probe != at {
+                assert!(ids.entries[probe].is_some(), "an empty bucket before {at}");
+                probe = (probe + 1) & (buckets - 1);
+            }
+        }
+        assert_eq!(full, ids.len);
+    }
+
+    mod model {
+        use super::*;
+        use proptest::prelude::*;
+        use std::collections::HashMap;
+
+        proptest! {
+            /// Inserts, hand-overs and removals of ids drawn from a small set (so that buckets
+            /// collide, runs wrap around the table's end and removals shift entries back)
+            /// leave the map agreeing with a `HashMap` on every id.
+            #[test]
+            fn agrees_with_a_hash_map(
+                ops in proptest::collection::vec((0u8..3, 0usize..48, 0u64..4), 1..300),
+            ) {
+                let id = |k: usize| Bytes::from(if k.is_multiple_of(5) {
+                    vec![k as u8; INLINE + 1 + k]
+                } else {
+                    format!("peer-{k}").into_bytes()
+                });
+                let mut ids = RoutingIds::new();
+                let mut model: HashMap<usize, PipeId> = HashMap::new();
+                for (op, k, pipe) in ops {
+                    match op {
+                        0 | 1 => {
+                            ids.insert(&id(k), pipe, 0);
+                            model.insert(k, pipe);
+                        }
+                        _ => {
+                            ids.unmap(pipe, &id(k));
+                            if model.get(&k) == Some(&pipe) {
+                                model.remove(&k);
+                            }
+                        }
+                    }
+                    check(&ids);
+                    for k in 0..48 {
+                        prop_assert_eq!(ids.get(&id(k)).map(|r| r.id), model.get(&k).copied());
+                    }
+                    prop_assert_eq!(ids.len(), model.len());
+                }
+            }
+        }
     }
 }

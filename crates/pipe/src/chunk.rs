@@ -115,9 +115,13 @@ impl<T> Chunk<T> {
     /// to them), so that a write that follows soon does not wait for them.
     #[inline]
     pub(crate) fn prefetch(&self, index: usize) {
-        let first = std::ptr::from_ref(&self.slots[index]) as usize;
-        crate::prefetch(first);
-        crate::prefetch(first + std::mem::size_of::<Slot<T>>() - 1);
+        prefetch_slot::<T>(self.slot_address(index));
+    }
+
+    /// The address of slot `index`, for [`prefetch_slot`].
+    #[inline]
+    pub(crate) fn slot_address(&self, index: usize) -> usize {
+        std::ptr::from_ref(&self.slots[index]) as usize
     }
 
     /// Moves the value out of slot `index`, leaving it vacant.
@@ -132,6 +136,14 @@ impl<T> Chunk<T> {
             unsafe { (*cell).assume_init_read() }
         })
     }
+}
+
+/// Starts loading the lines of the slot at `address` (one or two: a slot need not be
+/// aligned to them). Any address will do, as for [`crate::prefetch`].
+#[inline]
+pub(crate) fn prefetch_slot<T>(address: usize) {
+    crate::prefetch(address);
+    crate::prefetch(address.wrapping_add(std::mem::size_of::<Slot<T>>() - 1));
 }
 
 /// Index of a position inside its chunk.

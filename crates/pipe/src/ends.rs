@@ -96,6 +96,28 @@ impl<T> Writer<T> {
         }
     }
 
+    /// The address of the slot that the message after the next one will start at, if the
+    /// next one is a single frame; 0 where it is not known yet (the next chunk is not chosen)
+    /// and for a conflating pipe. A hint for [`Writer::prefetch_slot`], for a caller that can
+    /// name the pipe before it has read the writer (a ROUTER's routing entry).
+    #[inline]
+    pub fn slot_after_next(&self) -> usize {
+        match &self.0 {
+            WriterKind::Queue(w) => w.slot_after_next(),
+            WriterKind::Conflate(_) => 0,
+        }
+    }
+
+    /// Starts loading the lines of the slot at `hint` (from [`Writer::slot_after_next`]),
+    /// which the next write to that pipe will store to. Any value will do: 0 does nothing, and
+    /// a stale hint or one into a chunk since freed costs at most a useless load.
+    #[inline]
+    pub fn prefetch_slot(hint: usize) {
+        if hint != 0 {
+            crate::chunk::prefetch_slot::<T>(hint);
+        }
+    }
+
     /// A handle that changes the pipe's HWM; `None` for a conflating pipe, which has none.
     pub fn hwm(&self) -> Option<crate::Hwm> {
         match &self.0 {

@@ -147,6 +147,21 @@ impl<T> QueueWriter<T> {
         self.in_message() || self.front.reader_closed.load(Ordering::Acquire) || self.check_room().0
     }
 
+    /// The address of the slot the message after the next one starts at if the next one is
+    /// a single frame, or 0 where that slot is in a chunk not chosen yet: a hint for
+    /// [`crate::Writer::prefetch_slot`] by a caller that will name this pipe again before it
+    /// reads the writer (a ROUTER's routing entry, issue 15). Stale once anything else is
+    /// written, and the chunk may be gone by the time it is used: a prefetch is harmless.
+    #[inline]
+    pub fn slot_after_next(&self) -> usize {
+        if starts_chunk(self.end + 1) {
+            return 0;
+        }
+        // SAFETY: `tail` is live while the writer holds positions in it, and the index lies
+        // in it (the position after `end` does not start a chunk); only the address is used.
+        unsafe { (*self.tail).slot_address(slot_index(self.end) + 1) }
+    }
+
     /// Publishes every complete message written so far (the frames of an unfinished message
     /// stay back) and wakes the reader only if it had gone to sleep on an empty pipe.
     pub fn flush(&mut self) {
