@@ -282,14 +282,15 @@ impl std::fmt::Debug for Shared {
     }
 }
 
-/// The core, held: let go (applying any command that came meanwhile) when this goes.
-pub(crate) struct CoreGuard<'a> {
+/// The core, held: let go (applying any command that came meanwhile) when this goes. `OWNER`:
+/// taken by the socket's owner ([`Owner::lock`]), which in the asymmetric mode holds it through
+/// `busy`, not `LOCKED`. (A type parameter rather than a field: the guard stays one pointer,
+/// which the hot calls keep in a register and spill for their unwinding paths.)
+pub(crate) struct CoreGuard<'a, const OWNER: bool = false> {
     shared: &'a Shared,
-    /// Held by the owner through `busy` (asymmetric mode), not through `LOCKED`.
-    owner: bool,
 }
 
-impl Deref for CoreGuard<'_> {
+impl<const OWNER: bool> Deref for CoreGuard<'_, OWNER> {
     type Target = Core;
     fn deref(&self) -> &Core {
         // SAFETY: this guard holds the core (`LOCKED`, or the owner's `busy`; see `Shared`'s
@@ -298,19 +299,19 @@ impl Deref for CoreGuard<'_> {
     }
 }
 
-impl DerefMut for CoreGuard<'_> {
+impl<const OWNER: bool> DerefMut for CoreGuard<'_, OWNER> {
     fn deref_mut(&mut self) -> &mut Core {
         // SAFETY: as in `deref`, and `&mut self` makes this the guard's only reference.
         unsafe { &mut *self.shared.core.get() }
     }
 }
 
-impl Drop for CoreGuard<'_> {
+impl<const OWNER: bool> Drop for CoreGuard<'_, OWNER> {
     /// Lets go; the common case inline, the rest out of line.
     #[inline]
     fn drop(&mut self) {
         let shared = self.shared;
-        if self.owner {
+        if OWNER && shared.mode == LockMode::Asymmetric {
             // The owner leaves: plain stores and loads, no locked instruction (module doc).
             shared.busy.store(false, Ordering::Release);
             compiler_fence(Ordering::SeqCst);
@@ -327,7 +328,7 @@ impl Drop for CoreGuard<'_> {
     }
 }
 
-impl CoreGuard<'_> {
+impl<const OWNER: bool> CoreGuard<'_, OWNER> {
     /// Lets go of the core (applying any command that arrived while it was held).
     #[inline]
     pub(crate) fn unlock(self) {
@@ -372,10 +373,9 @@ impl Owner {
     /// Takes the core for the socket's own call, applies what is queued and tells the pattern
     /// which peers woke the socket.
     #[inline]
-    pub(crate) fn lock(&mut self) -> CoreGuard<'_> {
+    pub(crate) fn lock(&mut self) -> CoreGuard<'_, true> {
         let shared = &*self.shared;
-        let owner = shared.mode == LockMode::Asymmetric;
-        if owner {
+        if shared.mode == LockMode::Asymmetric {
             shared.busy.store(true, Ordering::Relaxed);
             compiler_fence(Ordering::SeqCst);
             // `Acquire`: a 0 written by a deliverer's release makes what it applied visible.
@@ -385,7 +385,7 @@ impl Owner {
         } else {
             shared.acquire();
         }
-        shared.activated(CoreGuard { shared, owner })
+        shared.activated(CoreGuard { shared })
     }
 
     /// Takes the core for a call that has only `&Socket` (several threads may make one at
@@ -393,10 +393,7 @@ impl Owner {
     pub(crate) fn lock_shared(&self) -> CoreGuard<'_> {
         let shared = &*self.shared;
         shared.acquire();
-        shared.activated(CoreGuard {
-            shared,
-            owner: false,
-        })
+        shared.activated(CoreGuard { shared })
     }
 }
 
@@ -415,7 +412,10 @@ impl Shared {
 
     /// The guard, after the pattern has heard which peers woke the socket.
     #[inline]
-    fn activated<'a>(&self, mut core: CoreGuard<'a>) -> CoreGuard<'a> {
+    fn activated<'a, const OWNER: bool>(
+        &self,
+        mut core: CoreGuard<'a, OWNER>,
+    ) -> CoreGuard<'a, OWNER> {
         if core.ready.any() {
             core.activate_woken();
         }
@@ -449,10 +449,7 @@ impl Shared {
     #[inline(never)]
     fn enter_contended(&self) {
         self.lock_contended();
-        drop(CoreGuard {
-            shared: self,
-            owner: false,
-        });
+        drop(CoreGuard::<false> { shared: self });
     }
 
     /// The owner's exit found `PENDING`: a deliverer left its command to this thread (the exit
@@ -466,10 +463,7 @@ impl Shared {
             return;
         }
         self.lock_contended();
-        drop(CoreGuard {
-            shared: self,
-            owner: false,
-        });
+        drop(CoreGuard::<false> { shared: self });
     }
 
     /// A command was queued: applies it now if nobody holds the core; whoever holds it does
@@ -490,10 +484,7 @@ impl Shared {
             return;
         }
         // Letting go applies the queue.
-        drop(CoreGuard {
-            shared: self,
-            owner: false,
-        });
+        drop(CoreGuard::<false> { shared: self });
     }
 }
 
