@@ -81,8 +81,9 @@
 //! so a command whose `fetch_or` W precedes some holder's clearing swap is applied. For W:
 //! - *W found `LOCKED` held* (another deliverer, a locker, the owner's slow path): that holder
 //!   either lets go with the compare-and-swap, which comes after W, fails and applies; or it is
-//!   a deliverer that read `busy` true and let go keeping `PENDING`, and the next case holds for
-//!   its `fetch_or`, which precedes W, with `PENDING` set continuously from it past W.
+//!   a deliverer that read `busy` true and let go keeping `PENDING`: the last case below holds
+//!   for that deliverer's `fetch_or`, which precedes W, and `PENDING` stays set from it past W,
+//!   so whoever clears it next applies W's command too.
 //! - *W took `LOCKED`; D reads `busy` false*: D applies it.
 //! - *W took `LOCKED`; D reads `busy` true* (the owner is in a call, or is just leaving it:
 //!   **the exit race**): D lets go keeping `PENDING`. D read that call's `true`, not the `false`
@@ -233,8 +234,10 @@ pub(crate) fn asymmetric_available() -> bool {
 
 /// Every running thread of the process executes a full memory barrier before this returns
 /// (only called where [`asymmetric_available`] said yes). False if the kernel refused, which
-/// the registration rules out but is not assumed away: the caller then leaves the command to
-/// the owner, which keeps the core exclusive and delays the command to the owner's next call.
+/// the registration rules out (it also carries over `fork`) but is not assumed away: the
+/// caller then leaves the command to the owner, which keeps the core exclusive and delays the
+/// command to the owner's next call (the eventfd the deliverer writes wakes an owner that
+/// waits on the socket).
 fn heavy_barrier() -> bool {
     #[cfg(target_os = "linux")]
     {
