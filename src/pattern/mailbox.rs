@@ -213,7 +213,7 @@ pub(crate) enum LockMode {
 /// (`MEMBARRIER_CMD_QUERY`, then the registration the command needs, then one barrier to see
 /// that seccomp lets it through), before the first socket is made, and the same answer for
 /// every socket after.
-pub(crate) fn asymmetric_available() -> bool {
+fn asymmetric_available() -> bool {
     static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *AVAILABLE.get_or_init(|| {
         #[cfg(target_os = "linux")]
