@@ -30,7 +30,7 @@ use crate::io::signaler::Signaler;
 use crate::msg::Msg;
 use crate::option::{self, Options};
 use crate::pattern;
-use crate::pattern::mailbox::{socket_core, Mailbox, Shared};
+use crate::pattern::mailbox::{socket_core, Mailbox, Owner};
 use crate::pattern::Lent;
 use crate::runtime::CtxInner;
 use crate::transport::inproc::InprocSide;
@@ -78,8 +78,9 @@ pub struct Socket {
     id: u64,
     kind: SocketType,
     options: Options,
-    /// The pattern and command queue, shared with the mailbox (see `command`).
-    shared: Arc<Shared>,
+    /// The pattern and command queue, shared with the mailbox; calls with `&mut self` take it
+    /// as its owner, those with `&self` as a locker (`pattern/mailbox.rs`).
+    core: Owner,
     signal: Arc<Signaler>,
     mailbox: Mailbox,
     rcvmore: bool,
@@ -137,7 +138,7 @@ impl Socket {
         let pattern = pattern::for_type(kind)?;
         let signal = Arc::new(Signaler::new()?);
         let options = Options::default();
-        let (shared, mailbox) = socket_core(pattern, Arc::clone(&signal), options.clone());
+        let (core, mailbox) = socket_core(pattern, Arc::clone(&signal), options.clone());
         let id = ctx.register(Arc::clone(&signal));
         let active = ctx.activity.enter();
         Ok(Socket {
@@ -145,7 +146,7 @@ impl Socket {
             id,
             kind,
             options,
-            shared,
+            core,
             signal,
             mailbox,
             rcvmore: false,
@@ -288,12 +289,12 @@ impl Socket {
                     .pipe_ids
                     .fetch_add(2, std::sync::atomic::Ordering::Relaxed);
                 let (peer, metadata) = self.ctx.inproc.connect(&name, self.inproc_side(), ids)?;
-                let mut core = self.shared.lock();
+                let mut core = self.core.lock();
                 core.attach(peer);
                 if let Some(m) = metadata {
                     core.pattern.identify(ids, m, &self.options);
                 }
-                self.shared.unlock(core);
+                core.unlock();
                 self.connects.push(ConnectRecord {
                     endpoint: endpoint.to_owned(),
                     ctl: None,
@@ -320,15 +321,15 @@ impl Socket {
             let (mut peer, far) =
                 socket_pipes(id, self.mailbox.peer_wake(id), self.kind, &self.options);
             peer.assigned_id = self.options.connect_routing_id.clone();
-            let mut core = self.shared.lock();
+            let mut core = self.core.lock();
             core.attach(peer);
-            self.shared.unlock(core);
+            core.unlock();
             (Some((far, id)), Some(id))
         };
         self.options.connect_routing_id = None;
-        let mut core = self.shared.lock();
+        let mut core = self.core.lock();
         core.options.connect_routing_id = None;
-        self.shared.unlock(core);
+        core.unlock();
         let guard = self.ctx.activity.enter();
         handle.spawn(connect_loop(
             link,
@@ -405,9 +406,9 @@ impl Socket {
             ctl.stop();
         }
         if let Some(id) = record.pipe {
-            let mut core = self.shared.lock();
+            let mut core = self.core.lock();
             core.pattern.detach(id);
-            self.shared.unlock(core);
+            core.unlock();
         }
         Ok(())
     }
@@ -524,7 +525,7 @@ impl Socket {
             return Err((Error::Term, frame));
         }
         let options = &self.options;
-        send_locked(&self.shared, |pattern| pattern.send(frame, more, options))
+        send_locked(&mut self.core, |pattern| pattern.send(frame, more, options))
     }
 
     /// Sends a copy of `data` as one message part, as `zmq_send` does. The copy goes into
@@ -565,7 +566,7 @@ impl Socket {
         }
         let (options, buffers) = (&self.options, &mut self.send_buffers);
         let frame = Lent { data, buffers };
-        match send_locked(&self.shared, |pattern| {
+        match send_locked(&mut self.core, |pattern| {
             pattern.send_lent(frame, more, options)
         }) {
             Ok(()) => Ok(()),
@@ -604,9 +605,9 @@ impl Socket {
             if self.ctx.is_terminated() {
                 return Err(Error::Term);
             }
-            let mut core = self.shared.lock();
+            let mut core = self.core.lock();
             let received = ManuallyDrop::new(core.pattern.recv());
-            self.shared.unlock(core);
+            core.unlock();
             match &*received {
                 Ok(msg) => {
                     // SAFETY: `received` is not dropped (`ManuallyDrop`) nor used again.
@@ -760,7 +761,7 @@ impl Socket {
 
     pub(crate) fn current_events(&self) -> Events {
         self.signal.drain();
-        let mut core = self.shared.lock();
+        let mut core = self.core.lock_shared();
         let mut ev = Events::empty();
         if core.pattern.has_in() {
             ev = ev | Events::POLLIN;
@@ -768,7 +769,7 @@ impl Socket {
         if core.pattern.has_out() {
             ev = ev | Events::POLLOUT;
         }
-        self.shared.unlock(core);
+        core.unlock();
         ev
     }
 
@@ -852,7 +853,7 @@ impl Socket {
         }
         // The table checks and stores the value; the pattern then acts on its own options.
         self.options.set(option, value)?;
-        let mut core = self.shared.lock();
+        let mut core = self.core.lock();
         core.options = self.options.clone();
         if matches!(option, option::ZMQ_SNDHWM | option::ZMQ_RCVHWM) {
             core.apply_hwms();
@@ -864,7 +865,7 @@ impl Socket {
             }
             None => Ok(()),
         };
-        self.shared.unlock(core);
+        core.unlock();
         r
     }
 
@@ -900,9 +901,9 @@ impl Socket {
                 option::put(out, &s)
             }
             _ => {
-                let core = self.shared.lock();
+                let core = self.core.lock_shared();
                 let own = core.pattern.get_option(option, out);
-                self.shared.unlock(core);
+                core.unlock();
                 own.unwrap_or_else(|| self.options.get(option, out).unwrap_or(Err(Error::Invalid)))
             }
         }
@@ -1574,13 +1575,13 @@ impl EventSink for Socket {
 /// pattern's narrower stores to complete (see `msg::settled`). Both send paths go through here.
 #[inline(always)]
 fn send_locked(
-    shared: &Shared,
+    owner: &mut Owner,
     send: impl FnOnce(&mut dyn pattern::Pattern) -> pattern::SendResult,
 ) -> pattern::SendResult {
-    let mut core = shared.lock();
+    let mut core = owner.lock();
     let sent = send(core.pattern.as_mut());
     let ok = sent.is_ok();
-    shared.unlock(core);
+    core.unlock();
     if ok {
         std::mem::forget(sent);
         return Ok(());
