@@ -383,7 +383,7 @@ impl Owner {
             compiler_fence(Ordering::SeqCst);
             // `Acquire`: a 0 written by a deliverer's release makes what it applied visible.
             if shared.state.load(Ordering::Acquire) != 0 {
-                shared.enter_contended();
+                shared.apply_as_locker();
             }
         } else {
             shared.acquire();
@@ -446,17 +446,17 @@ impl Shared {
     }
 
     /// The owner's entry found the word not 0 (a deliverer holds the core, or left a command
-    /// pending): waits for `LOCKED`, applies the queue and lets go; the call then goes on
-    /// under `busy`, which was set before the word was read.
+    /// pending), or its exit found `PENDING` (a deliverer left its command to this thread: the
+    /// exit race): waits for `LOCKED`, applies the queue and lets go, as a locker. After an
+    /// entry the call then goes on under `busy`, which was set before the word was read.
     #[cold]
     #[inline(never)]
-    fn enter_contended(&self) {
+    fn apply_as_locker(&self) {
         self.lock_contended();
         drop(CoreGuard::<false> { shared: self });
     }
 
-    /// The owner's exit found `PENDING`: a deliverer left its command to this thread (the exit
-    /// race); applies it as a locker.
+    /// The owner's exit found `PENDING`: [`Shared::apply_as_locker`], unless the call panicked.
     #[cold]
     #[inline(never)]
     fn leave_pending(&self) {
@@ -465,8 +465,7 @@ impl Shared {
             // or deliverer.
             return;
         }
-        self.lock_contended();
-        drop(CoreGuard::<false> { shared: self });
+        self.apply_as_locker();
     }
 
     /// A command was queued: applies it now if nobody holds the core; whoever holds it does

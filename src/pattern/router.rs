@@ -307,10 +307,15 @@ mod tests {
     }
 
     /// What a tcp peer announcing `identity` tells the ROUTER.
-    fn meta(identity: &[u8]) -> PeerMetadata {
+    /// What a peer announcing `identity` sends.
+    fn announced(identity: &[u8]) -> Arc<Metadata> {
         let mut m = Metadata::new();
         let _ = m.insert("Identity", Bytes::copy_from_slice(identity));
-        PeerMetadata::of_connection(Arc::new(m))
+        Arc::new(m)
+    }
+
+    fn meta(identity: &[u8]) -> PeerMetadata {
+        PeerMetadata::of_connection(announced(identity))
     }
 
     fn attach(r: &mut Router, id: u64, o: &Options) -> SessionPipes {
@@ -348,9 +353,7 @@ mod tests {
         let mut tcp = attach(&mut r, 1, &o);
         r.identify(1, meta(b"T"), &o);
         let mut inproc = attach(&mut r, 2, &o);
-        let mut m = Metadata::new();
-        let _ = m.insert("Identity", Bytes::from_static(b"I"));
-        r.identify(2, PeerMetadata::of_inproc(Arc::new(m)), &o);
+        r.identify(2, PeerMetadata::of_inproc(announced(b"I")), &o);
         for far in [&mut tcp, &mut inproc] {
             far.to_socket
                 .try_write(Bytes::from_static(b"x"), false)
