@@ -30,7 +30,8 @@
 //! The full run writes docs/perf/scale.csv, docs/perf/scale.svg and the table between the `scale` markers of
 //! docs/performance.md; the quick run writes docs/perf/scale-quick.csv and prints the table.
 //! `--peers 1,1000` measures only those peer counts (and then writes nothing but stdout);
-//! `--plot` only redraws docs/perf/scale.svg from docs/perf/scale.csv; `--heartbeat MS` sets
+//! `--groups pull,router,pub`, `--libs ferromq,libzmq` and `--transports inproc,tcp` keep
+//! only those (and likewise write nothing but stdout); `--plot` only redraws docs/perf/scale.svg from docs/perf/scale.csv; `--heartbeat MS` sets
 //! ZMQ_HEARTBEAT_IVL on every socket (and writes nothing but stdout). `--runs K` measures the
 //! whole plan K times over and reports each point's median of the K: on a shared machine one
 //! run's point is sometimes hit by a neighbour for its whole budget, and a median of three
@@ -82,6 +83,21 @@ struct Config {
     /// ZMQ_HEARTBEAT_IVL on every socket (`--heartbeat MS`): every tcp connection then has a
     /// clock on its I/O thread, which shows whether an event's cost grows with their number.
     heartbeat: Option<i32>,
+    /// Case groups to run (`--groups pull,router,pub`; all when empty): a look at one case
+    /// without the minute the others take.
+    groups: Vec<String>,
+    /// Libraries to run (`--libs ferromq`; both when empty).
+    libs: Vec<String>,
+}
+
+impl Config {
+    fn runs_group(&self, group: &str) -> bool {
+        self.groups.is_empty() || self.groups.iter().any(|g| g == group)
+    }
+
+    fn runs_library(&self, name: &str) -> bool {
+        self.libs.is_empty() || self.libs.iter().any(|l| l == name)
+    }
 }
 
 struct Point {
@@ -382,9 +398,16 @@ fn run_library<B: Backend>(
     peers: usize,
     out: &mut Vec<Point>,
 ) -> BenchResult<()> {
-    pull_fan_in::<B>(cfg, transport, peers, out)?;
-    router_cases::<B>(cfg, transport, peers, out)?;
-    pub_cases::<B>(cfg, transport, peers, out)
+    if cfg.runs_group("pull") {
+        pull_fan_in::<B>(cfg, transport, peers, out)?;
+    }
+    if cfg.runs_group("router") {
+        router_cases::<B>(cfg, transport, peers, out)?;
+    }
+    if cfg.runs_group("pub") {
+        pub_cases::<B>(cfg, transport, peers, out)?;
+    }
+    Ok(())
 }
 
 fn csv(points: &[Point]) -> String {
@@ -467,6 +490,8 @@ fn main() {
             tcp: vec![1, 100, 1000],
             inproc_ferromq_only: vec![],
             heartbeat: None,
+            groups: Vec::new(),
+            libs: Vec::new(),
         }
     } else {
         Config {
@@ -475,6 +500,8 @@ fn main() {
             tcp: vec![1, 100, 1000],
             inproc_ferromq_only: vec![10_000],
             heartbeat: None,
+            groups: Vec::new(),
+            libs: Vec::new(),
         }
     };
     // `--peers 1,1000` keeps only those peer counts (a quick look at one region).
@@ -493,6 +520,25 @@ fn main() {
         .iter()
         .position(|a| a == "--heartbeat")
         .and_then(|i| args.get(i + 1)?.parse().ok());
+    let list = |flag: &str| -> Vec<String> {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .map(|l| l.split(',').map(str::to_owned).collect())
+            .unwrap_or_default()
+    };
+    cfg.groups = list("--groups");
+    cfg.libs = list("--libs");
+    let transports = list("--transports");
+    if !transports.is_empty() {
+        if !transports.iter().any(|t| t == "inproc") {
+            cfg.inproc.clear();
+            cfg.inproc_ferromq_only.clear();
+        }
+        if !transports.iter().any(|t| t == "tcp") {
+            cfg.tcp.clear();
+        }
+    }
     let runs: usize = args
         .iter()
         .position(|a| a == "--runs")
@@ -509,17 +555,23 @@ fn main() {
             .map(|&n| (Transport::Inproc, n))
             .chain(cfg.tcp.iter().map(|&n| (Transport::Tcp, n)));
         for (transport, peers) in plan {
+            let ferro = cfg.runs_library(Ferromq::NAME);
+            let lib = cfg.runs_library(Libzmq::NAME);
             for r in [
-                run_library::<Ferromq>(&cfg, transport, peers, &mut all),
-                run_library::<Libzmq>(&cfg, transport, peers, &mut all),
+                ferro.then(|| run_library::<Ferromq>(&cfg, transport, peers, &mut all)),
+                lib.then(|| run_library::<Libzmq>(&cfg, transport, peers, &mut all)),
             ] {
-                if let Err(e) = r {
+                if let Some(Err(e)) = r {
                     eprintln!("FAILED {} N={peers}: {e}", transport.name());
                     failed = true;
                 }
             }
         }
-        for &peers in &cfg.inproc_ferromq_only {
+        for &peers in cfg
+            .inproc_ferromq_only
+            .iter()
+            .filter(|_| cfg.runs_library(Ferromq::NAME))
+        {
             if let Err(e) = run_library::<Ferromq>(&cfg, Transport::Inproc, peers, &mut all) {
                 eprintln!("FAILED inproc N={peers}: {e}");
                 failed = true;
@@ -529,7 +581,14 @@ fn main() {
     let points = median_of_runs(all);
     let table = table(&points);
     println!("{table}");
-    if !args.iter().any(|a| a == "--peers" || a == "--heartbeat") {
+    let partial = [
+        "--peers",
+        "--heartbeat",
+        "--groups",
+        "--libs",
+        "--transports",
+    ];
+    if !args.iter().any(|a| partial.contains(&a.as_str())) {
         write_reports(quick, &points, &table);
     }
     eprintln!("scale: {:.1} s", started.elapsed().as_secs_f64());
