@@ -7,7 +7,7 @@
 //! contract libzmq documents for ZMQ_FD, applied here on the caller's behalf. The first pass
 //! polls with a zero timeout, as libzmq does, so ready items return without sleeping.
 
-use core::ffi::{c_int, c_long, c_short, c_void};
+use core::ffi::{c_int, c_long, c_short};
 use std::time::{Duration, Instant};
 
 use ferromq::option::ZMQ_EVENTS;
@@ -16,7 +16,7 @@ use crate::boundary::{guard, Errno};
 use crate::consts::{ZMQ_POLLERR, ZMQ_POLLIN, ZMQ_POLLOUT, ZMQ_POLLPRI};
 use crate::errno::{EFAULT, EINTR, EINVAL};
 use crate::pollitem::zmq_pollitem_t;
-use crate::socket::{errno_of, socket, socket_in_use};
+use crate::socket::{errno_of, socket_in_use, InUse};
 
 /// The ZMQ_POLL* bits a plain fd's `poll(2)` result stands for.
 fn fd_revents(revents: c_short) -> c_short {
@@ -51,17 +51,14 @@ fn fd_events(events: c_short) -> c_short {
     out
 }
 
-/// A socket item's ZMQ_EVENTS (`ETERM` once its context is shut down).
-///
-/// # Safety
-/// As for [`socket`].
-unsafe fn socket_events(s: *mut c_void) -> Result<c_short, Errno> {
-    // SAFETY: forwarded.
-    let handle = unsafe { socket(s) }?;
+/// A socket item's ZMQ_EVENTS (`ETERM` once its context is shut down), read as one of the
+/// socket's own calls ([`ferromq::Socket::get_option_raw_mut`]): no locked instruction on a
+/// poll pass, where the `&Socket` read pays two per socket.
+fn socket_events(handle: &mut InUse<'_>) -> Result<c_short, Errno> {
     let mut out = [0u8; 4];
     handle
         .socket
-        .get_option_raw(ZMQ_EVENTS, &mut out)
+        .get_option_raw_mut(ZMQ_EVENTS, &mut out)
         .map_err(errno_of)?;
     Ok(c_short::try_from(c_int::from_ne_bytes(out)).unwrap_or(0))
 }
@@ -114,16 +111,21 @@ pub unsafe extern "C" fn zmq_poll(
         let items = unsafe { core::slice::from_raw_parts_mut(items, count) };
         let mut fds = Vec::with_capacity(count);
         // Every socket is held in use until the poll returns: zmq_close from another thread
-        // is EBUSY meanwhile rather than a free under this call.
-        let mut held = Vec::new();
+        // is EBUSY meanwhile rather than a free under this call. One entry per item, `None`
+        // for a plain fd.
+        let mut held = Vec::with_capacity(count);
         for item in items.iter() {
             let (fd, events) = if item.socket.is_null() {
+                held.push(None);
                 (item.fd, fd_events(item.events))
             } else {
-                // SAFETY: tag-checked per the contract.
+                // SAFETY: tag-checked; the caller uses the socket from this thread only for
+                // the whole call (the contract above, libzmq's rule for its sockets), so the
+                // handle's exclusive access, and the owner's path its events are read through,
+                // hold until the guard drops.
                 let handle = unsafe { socket_in_use(item.socket) }?;
                 let fd = handle.socket.fd();
-                held.push(handle);
+                held.push(Some(handle));
                 (fd, libc::POLLIN)
             };
             fds.push(libc::pollfd {
@@ -144,12 +146,10 @@ pub unsafe extern "C" fn zmq_poll(
             };
             wait(&mut fds, timeout_ms)?;
             let mut ready = 0;
-            for (item, pfd) in items.iter_mut().zip(&fds) {
-                item.revents = if item.socket.is_null() {
-                    fd_revents(pfd.revents) & (item.events | ZMQ_POLLERR as c_short)
-                } else {
-                    // SAFETY: checked above; the caller keeps the sockets alive.
-                    unsafe { socket_events(item.socket) }? & item.events
+            for ((item, pfd), handle) in items.iter_mut().zip(&fds).zip(&mut held) {
+                item.revents = match handle {
+                    None => fd_revents(pfd.revents) & (item.events | ZMQ_POLLERR as c_short),
+                    Some(handle) => socket_events(handle)? & item.events,
                 };
                 if item.revents != 0 {
                     ready += 1;

@@ -73,9 +73,11 @@ pub unsafe extern "C" fn zmq_getsockopt(
             // SAFETY: non-NULL and writable for `*len` bytes per the contract.
             unsafe { core::slice::from_raw_parts_mut(ptr.as_ptr().cast(), *len) }
         };
+        // One of the socket's own calls (one thread per socket): ZMQ_EVENTS and the
+        // pattern's options are read without a locked instruction.
         let written = handle
             .socket
-            .get_option_raw(option, out)
+            .get_option_raw_mut(option, out)
             .map_err(errno_of)?;
         *len = written;
         Ok(0)
