@@ -11,12 +11,13 @@ use core::ffi::{c_int, c_long, c_short};
 use std::time::{Duration, Instant};
 
 use ferromq::option::ZMQ_EVENTS;
+use ferromq::Socket;
 
 use crate::boundary::{guard, Errno};
 use crate::consts::{ZMQ_POLLERR, ZMQ_POLLIN, ZMQ_POLLOUT, ZMQ_POLLPRI};
 use crate::errno::{EFAULT, EINTR, EINVAL};
 use crate::pollitem::zmq_pollitem_t;
-use crate::socket::{errno_of, socket_in_use, InUse};
+use crate::socket::{errno_of, socket, socket_in_use};
 
 /// The ZMQ_POLL* bits a plain fd's `poll(2)` result stands for.
 fn fd_revents(revents: c_short) -> c_short {
@@ -54,10 +55,9 @@ fn fd_events(events: c_short) -> c_short {
 /// A socket item's ZMQ_EVENTS (`ETERM` once its context is shut down), read as one of the
 /// socket's own calls ([`ferromq::Socket::get_option_raw_mut`]): no locked instruction on a
 /// poll pass, where the `&Socket` read pays two per socket.
-fn socket_events(handle: &mut InUse<'_>) -> Result<c_short, Errno> {
+fn socket_events(socket: &mut Socket) -> Result<c_short, Errno> {
     let mut out = [0u8; 4];
-    handle
-        .socket
+    socket
         .get_option_raw_mut(ZMQ_EVENTS, &mut out)
         .map_err(errno_of)?;
     Ok(c_short::try_from(c_int::from_ne_bytes(out)).unwrap_or(0))
@@ -109,6 +109,30 @@ pub unsafe extern "C" fn zmq_poll(
         }
         // SAFETY: non-NULL and valid for `count` items per the contract.
         let items = unsafe { core::slice::from_raw_parts_mut(items, count) };
+        let deadline = u64::try_from(timeout)
+            .ok()
+            .map(|ms| Instant::now() + Duration::from_millis(ms));
+        // A set of sockets alone: the first pass only reads their events, with neither a
+        // `poll(2)` (no plain fd to ask the kernel about) nor the in-use count (this pass never
+        // sleeps, so a close cannot find it asleep inside a socket: the rule `zmq_recv` follows,
+        // see `socket_in_use`). A poll loop whose sockets have input pays no syscall for it.
+        let sockets_only = items.iter().all(|item| !item.socket.is_null());
+        if sockets_only {
+            let mut ready = 0;
+            for item in items.iter_mut() {
+                // SAFETY: tag-checked; the caller uses the socket from this thread only during
+                // the call (the contract above, libzmq's rule for its sockets), so the handle is
+                // exclusive while its events are read as the socket's owner.
+                let handle = unsafe { socket(item.socket) }?;
+                item.revents = socket_events(&mut handle.socket)? & item.events;
+                if item.revents != 0 {
+                    ready += 1;
+                }
+            }
+            if ready > 0 || timeout == 0 {
+                return Ok(ready);
+            }
+        }
         let mut fds = Vec::with_capacity(count);
         // Every socket is held in use until the poll returns: zmq_close from another thread
         // is EBUSY meanwhile rather than a free under this call. One entry per item, `None`
@@ -119,10 +143,7 @@ pub unsafe extern "C" fn zmq_poll(
                 held.push(None);
                 (item.fd, fd_events(item.events))
             } else {
-                // SAFETY: tag-checked; the caller uses the socket from this thread only for
-                // the whole call (the contract above, libzmq's rule for its sockets), so the
-                // handle's exclusive access, and the owner's path its events are read through,
-                // hold until the guard drops.
+                // SAFETY: tag-checked; exclusive until the guard drops, as above.
                 let handle = unsafe { socket_in_use(item.socket) }?;
                 let fd = handle.socket.fd();
                 held.push(Some(handle));
@@ -134,10 +155,9 @@ pub unsafe extern "C" fn zmq_poll(
                 revents: 0,
             });
         }
-        let deadline = u64::try_from(timeout)
-            .ok()
-            .map(|ms| Instant::now() + Duration::from_millis(ms));
-        let mut first = true;
+        // The sockets-only pass above was the first look; otherwise this one is, without
+        // waiting, so plain fds are checked even at timeout 0.
+        let mut first = !sockets_only;
         loop {
             let timeout_ms = match (first, deadline) {
                 (true, _) => 0,
@@ -149,7 +169,7 @@ pub unsafe extern "C" fn zmq_poll(
             for ((item, pfd), handle) in items.iter_mut().zip(&fds).zip(&mut held) {
                 item.revents = match handle {
                     None => fd_revents(pfd.revents) & (item.events | ZMQ_POLLERR as c_short),
-                    Some(handle) => socket_events(handle)? & item.events,
+                    Some(handle) => socket_events(&mut handle.socket)? & item.events,
                 };
                 if item.revents != 0 {
                     ready += 1;

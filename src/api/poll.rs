@@ -263,8 +263,16 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
         std::thread::sleep(d.saturating_duration_since(Instant::now()));
         return Ok(0);
     }
-    // The first round looks without waiting so raw fds are checked even at timeout 0.
-    let mut kernel = wait(items, Some(Duration::ZERO))?;
+    // The first round looks without waiting so raw fds are checked even at timeout 0; a set
+    // of sockets alone needs no syscall for it (their events are read from their state).
+    let mut kernel = if items
+        .iter()
+        .any(|item| matches!(item.target, Target::Fd(_)))
+    {
+        wait(items, Some(Duration::ZERO))?
+    } else {
+        vec![PollFlags::empty(); items.len()]
+    };
     loop {
         let mut ready = 0;
         for (item, got) in items.iter_mut().zip(&kernel) {
