@@ -17,6 +17,8 @@
 #   LIBZMQ  which libzmq (see ffi/perf/build.sh; "system" gives function names only where
 #           the library has symbols)
 #   BUDGET  milliseconds of measuring per case under valgrind (200)
+#   SYSCALLS  1: a second run per case counts system calls per message too (lock_count.py
+#           --syscalls)
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -48,5 +50,12 @@ for case in $cases; do
             { cat "$work/$case-$lib.log" >&2 && exit 1; }
         # Every batch of these cases is 1,000 messages (scale.c's batch_size (1)).
         python3 "$root/ffi/perf/lock_count.py" "$work/$case-$lib.cg" "$fn" 1000
+        if [ "${SYSCALLS:-0}" = 1 ]; then
+            valgrind --tool=callgrind --collect-systime=yes \
+                --callgrind-out-file="$work/$case-$lib.sys.cg" "$work/$lib/scale" inproc 1 "$budget" "$group" \
+                >/dev/null 2>"$work/$case-$lib.log" ||
+                { cat "$work/$case-$lib.log" >&2 && exit 1; }
+            python3 "$root/ffi/perf/lock_count.py" --syscalls "$work/$case-$lib.sys.cg" "$fn" 1000
+        fi
     done
 done
