@@ -86,7 +86,7 @@ impl<'a> PollItem<'a> {
     /// let mut items = [PollItem::socket_mut(&mut a, POLLIN)];
     /// assert_eq!(poll(&mut items, 1000)?, 1);
     /// assert!(items[0].is_readable());
-    /// assert_eq!(&a.recv(RecvFlags::empty())?[..], b"x");
+    /// assert_eq!(a.recv(RecvFlags::empty())?.as_slice(), b"x"); // the items gave `a` back
     /// # Ok::<(), ferromq::Error>(())
     /// ```
     pub fn socket_mut(socket: &'a mut Socket, events: i16) -> PollItem<'a> {
