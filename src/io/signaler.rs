@@ -57,11 +57,14 @@ impl Signaler {
         }
     }
 
+    /// The flag was set: clears it, then takes what was written.
     #[inline(never)]
     fn drain_written(&self) {
-        // Cleared before the read: a notify whose flag store comes after this swap leaves the
-        // flag set; one whose store came before it, and which this swap read (`Acquire` on its
-        // `Release`), wrote before this read, which takes its write.
+        // Cleared before the read. A notify whose flag store comes after this swap (in the
+        // flag's modification order) leaves the flag set. One whose store comes before it
+        // wrote before this read, which takes that write: the eventfd's lock orders the write
+        // and the read, and were the write after the read, this swap would happen before the
+        // store, so come before it.
         self.signaled.swap(false, Ordering::Acquire);
         let mut buf = [0u8; 8];
         // EAGAIN means it was clear already; nothing else can fail on a valid eventfd.
