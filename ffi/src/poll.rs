@@ -201,6 +201,53 @@ mod tests {
         assert_eq!(fd_revents(libc::POLLOUT), ZMQ_POLLOUT as c_short);
     }
 
+    /// A set of sockets alone: the first pass answers without `poll(2)` (timeout 0, or a socket
+    /// ready), and a pass that finds nothing goes on to wait, counted in use, for the timeout.
+    #[test]
+    fn sockets_alone_first_pass_then_wait() {
+        use crate::consts::{ZMQ_PULL, ZMQ_PUSH};
+        use crate::ctx::{zmq_ctx_new, zmq_ctx_term};
+        use crate::recv::zmq_recv;
+        use crate::send::zmq_send;
+        use crate::socket::{zmq_bind, zmq_close, zmq_connect, zmq_socket};
+        let ctx = zmq_ctx_new();
+        // SAFETY: ctx and the sockets are live until closed; buffers and items are local.
+        unsafe {
+            let pull = zmq_socket(ctx, ZMQ_PULL);
+            let push = zmq_socket(ctx, ZMQ_PUSH);
+            assert_eq!(zmq_bind(pull, c"inproc://unit-zmq-poll".as_ptr()), 0);
+            assert_eq!(zmq_connect(push, c"inproc://unit-zmq-poll".as_ptr()), 0);
+            let mut items = [
+                zmq_pollitem_t {
+                    socket: pull,
+                    fd: 0,
+                    events: ZMQ_POLLIN as c_short,
+                    revents: -1,
+                },
+                zmq_pollitem_t {
+                    socket: push,
+                    fd: 0,
+                    events: ZMQ_POLLIN as c_short,
+                    revents: -1,
+                },
+            ];
+            assert_eq!(zmq_poll(items.as_mut_ptr(), 2, 0), 0);
+            assert_eq!((items[0].revents, items[1].revents), (0, 0));
+            let start = Instant::now();
+            assert_eq!(zmq_poll(items.as_mut_ptr(), 2, 30), 0);
+            assert!(start.elapsed() >= Duration::from_millis(25));
+            assert_eq!(zmq_send(push, b"x".as_ptr().cast(), 1, 0), 1);
+            assert_eq!(zmq_poll(items.as_mut_ptr(), 2, -1), 1);
+            assert_eq!(items[0].revents, ZMQ_POLLIN as c_short);
+            let mut buf = [0u8; 4];
+            assert_eq!(zmq_recv(pull, buf.as_mut_ptr().cast(), buf.len(), 0), 1);
+            assert_eq!(zmq_poll(items.as_mut_ptr(), 2, 0), 0);
+            assert_eq!(zmq_close(push), 0);
+            assert_eq!(zmq_close(pull), 0);
+            assert_eq!(zmq_ctx_term(ctx), 0);
+        }
+    }
+
     #[test]
     fn plain_pipe_fd_and_timeouts() {
         let mut p = [0 as c_int; 2];
