@@ -742,6 +742,9 @@ impl Socket {
 
     /// ZMQ_EVENTS: what the socket can do now.
     ///
+    /// With `&mut self` this is one of the socket's own calls: it takes the core as its owner,
+    /// with no locked instruction (a poll loop asks this for every socket on every pass).
+    ///
     /// ```
     /// use ferromq::{Context, Events, SendFlags, SocketType};
     /// let ctx = Context::new();
@@ -755,9 +758,6 @@ impl Socket {
     /// assert!(b.events().contains(Events::POLLOUT));
     /// # Ok::<(), ferromq::Error>(())
     /// ```
-    ///
-    /// With `&mut self` this is one of the socket's own calls: it takes the core as its owner,
-    /// with no locked instruction (a poll loop asks this for every socket on every pass).
     pub fn events(&mut self) -> Events {
         self.signal.drain();
         let mut core = self.core.lock();
