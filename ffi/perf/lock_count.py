@@ -3,6 +3,7 @@
 
     lock_count.py CALLGRIND_OUT BATCH_FN MESSAGES_PER_CALL
     lock_count.py CALLGRIND_OUT - MESSAGES
+    lock_count.py --syscalls CALLGRIND_OUT BATCH_FN MESSAGES_PER_CALL
 
 The profile must come from `valgrind --tool=callgrind --dump-instr=yes
 --toggle-collect=BATCH_FN`: every instruction's execution count, inside BATCH_FN only; with
@@ -12,6 +13,13 @@ instruction is locked if objdump shows a `lock` prefix or an `xchg` with a memor
 object, function, instruction), the total per message and the instructions per message,
 where messages = the calls of BATCH_FN times MESSAGES_PER_CALL. On x86 each locked read-modify-write is a full barrier that
 costs ~20 cycles on a big Xeon: the count is the machine-independent figure behind it.
+
+With --syscalls the profile comes from `--collect-systime=yes` without `--toggle-collect`
+(callgrind counts system calls outside the toggled window too, and the cost lines it then writes
+for calls made there throw the per-instruction addresses off): prints the system calls and
+instructions per message from the inclusive cost of the calls of BATCH_FN. Under valgrind
+`clock_gettime` is a system call (no vDSO), so a library that reads the clock per message
+counts it here and not natively.
 """
 
 import re
@@ -93,7 +101,47 @@ def locked_addresses(obj):
     return found
 
 
+def syscalls(path, batch_fn, per_call):
+    """Prints system calls and instructions per message, inclusive of BATCH_FN's calls."""
+    names = {}
+    columns = events = None
+    callee = None
+    calls = ir = sys_count = 0
+    in_call = False
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for raw in f:
+            line = raw.rstrip("\n")
+            if line.startswith("positions:"):
+                columns = len(line.split()) - 1
+            elif line.startswith("events:"):
+                events = line.split()[1:]
+            elif m := re.match(r"^cfn=\((\d+)\)\s*(.*)$", line):
+                ident, name = m.groups()
+                if name:
+                    names[ident] = name
+                callee = names.get(ident)
+            elif line.startswith("calls="):
+                in_call = callee == batch_fn
+                if in_call:
+                    calls += int(line.split("=")[1].split()[0])
+            elif in_call:
+                # The call's inclusive cost: positions, then the events in header order.
+                fields = line.split()
+                costs = fields[columns:] + ["0"] * len(events)
+                ir += int(costs[events.index("Ir")])
+                sys_count += int(costs[events.index("sysCount")])
+                in_call = False
+    if calls == 0 or events is None or "sysCount" not in events:
+        sys.exit(f"lock_count: no calls of {batch_fn}, or no sysCount, in {path}")
+    messages = calls * per_call
+    print(f"{sys_count / messages:8.3f}  system calls per message ({messages} messages)")
+    print(f"{ir / messages:8.1f}  instructions per message")
+
+
 def main():
+    if sys.argv[1] == "--syscalls":
+        syscalls(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        return
     path, batch_fn, per_call = sys.argv[1], sys.argv[2], int(sys.argv[3])
     counts, where, calls = parse(path, batch_fn)
     if batch_fn == "-":

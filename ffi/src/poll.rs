@@ -7,10 +7,11 @@
 //! contract libzmq documents for ZMQ_FD, applied here on the caller's behalf. The first pass
 //! polls with a zero timeout, as libzmq does, so ready items return without sleeping.
 
-use core::ffi::{c_int, c_long, c_short, c_void};
+use core::ffi::{c_int, c_long, c_short};
 use std::time::{Duration, Instant};
 
 use ferromq::option::ZMQ_EVENTS;
+use ferromq::Socket;
 
 use crate::boundary::{guard, Errno};
 use crate::consts::{ZMQ_POLLERR, ZMQ_POLLIN, ZMQ_POLLOUT, ZMQ_POLLPRI};
@@ -51,17 +52,13 @@ fn fd_events(events: c_short) -> c_short {
     out
 }
 
-/// A socket item's ZMQ_EVENTS (`ETERM` once its context is shut down).
-///
-/// # Safety
-/// As for [`socket`].
-unsafe fn socket_events(s: *mut c_void) -> Result<c_short, Errno> {
-    // SAFETY: forwarded.
-    let handle = unsafe { socket(s) }?;
+/// A socket item's ZMQ_EVENTS (`ETERM` once its context is shut down), read as one of the
+/// socket's own calls ([`ferromq::Socket::get_option_raw_mut`]): no locked instruction on a
+/// poll pass, where the `&Socket` read pays two per socket.
+fn socket_events(socket: &mut Socket) -> Result<c_short, Errno> {
     let mut out = [0u8; 4];
-    handle
-        .socket
-        .get_option_raw(ZMQ_EVENTS, &mut out)
+    socket
+        .get_option_raw_mut(ZMQ_EVENTS, &mut out)
         .map_err(errno_of)?;
     Ok(c_short::try_from(c_int::from_ne_bytes(out)).unwrap_or(0))
 }
@@ -112,18 +109,44 @@ pub unsafe extern "C" fn zmq_poll(
         }
         // SAFETY: non-NULL and valid for `count` items per the contract.
         let items = unsafe { core::slice::from_raw_parts_mut(items, count) };
+        let deadline = u64::try_from(timeout)
+            .ok()
+            .map(|ms| Instant::now() + Duration::from_millis(ms));
+        // A set of sockets alone: the first pass only reads their events, with neither a
+        // `poll(2)` (no plain fd to ask the kernel about) nor the in-use count (this pass never
+        // sleeps, so a close cannot find it asleep inside a socket: the rule `zmq_recv` follows,
+        // see `socket_in_use`). A poll loop whose sockets have input pays no syscall for it.
+        let sockets_only = items.iter().all(|item| !item.socket.is_null());
+        if sockets_only {
+            let mut ready = 0;
+            for item in items.iter_mut() {
+                // SAFETY: tag-checked; the caller uses the socket from this thread only during
+                // the call (the contract above, libzmq's rule for its sockets), so the handle is
+                // exclusive while its events are read as the socket's owner.
+                let handle = unsafe { socket(item.socket) }?;
+                item.revents = socket_events(&mut handle.socket)? & item.events;
+                if item.revents != 0 {
+                    ready += 1;
+                }
+            }
+            if ready > 0 || timeout == 0 {
+                return Ok(ready);
+            }
+        }
         let mut fds = Vec::with_capacity(count);
         // Every socket is held in use until the poll returns: zmq_close from another thread
-        // is EBUSY meanwhile rather than a free under this call.
-        let mut held = Vec::new();
+        // is EBUSY meanwhile rather than a free under this call. One entry per item, `None`
+        // for a plain fd.
+        let mut held = Vec::with_capacity(count);
         for item in items.iter() {
             let (fd, events) = if item.socket.is_null() {
+                held.push(None);
                 (item.fd, fd_events(item.events))
             } else {
-                // SAFETY: tag-checked per the contract.
+                // SAFETY: tag-checked; exclusive until the guard drops, as above.
                 let handle = unsafe { socket_in_use(item.socket) }?;
                 let fd = handle.socket.fd();
-                held.push(handle);
+                held.push(Some(handle));
                 (fd, libc::POLLIN)
             };
             fds.push(libc::pollfd {
@@ -132,10 +155,9 @@ pub unsafe extern "C" fn zmq_poll(
                 revents: 0,
             });
         }
-        let deadline = u64::try_from(timeout)
-            .ok()
-            .map(|ms| Instant::now() + Duration::from_millis(ms));
-        let mut first = true;
+        // The sockets-only pass above was the first look; otherwise this one is, without
+        // waiting, so plain fds are checked even at timeout 0.
+        let mut first = !sockets_only;
         loop {
             let timeout_ms = match (first, deadline) {
                 (true, _) => 0,
@@ -144,12 +166,10 @@ pub unsafe extern "C" fn zmq_poll(
             };
             wait(&mut fds, timeout_ms)?;
             let mut ready = 0;
-            for (item, pfd) in items.iter_mut().zip(&fds) {
-                item.revents = if item.socket.is_null() {
-                    fd_revents(pfd.revents) & (item.events | ZMQ_POLLERR as c_short)
-                } else {
-                    // SAFETY: checked above; the caller keeps the sockets alive.
-                    unsafe { socket_events(item.socket) }? & item.events
+            for ((item, pfd), handle) in items.iter_mut().zip(&fds).zip(&mut held) {
+                item.revents = match handle {
+                    None => fd_revents(pfd.revents) & (item.events | ZMQ_POLLERR as c_short),
+                    Some(handle) => socket_events(&mut handle.socket)? & item.events,
                 };
                 if item.revents != 0 {
                     ready += 1;
@@ -179,6 +199,53 @@ mod tests {
             (ZMQ_POLLIN | ZMQ_POLLERR) as c_short
         );
         assert_eq!(fd_revents(libc::POLLOUT), ZMQ_POLLOUT as c_short);
+    }
+
+    /// A set of sockets alone: the first pass answers without `poll(2)` (timeout 0, or a socket
+    /// ready), and a pass that finds nothing goes on to wait, counted in use, for the timeout.
+    #[test]
+    fn sockets_alone_first_pass_then_wait() {
+        use crate::consts::{ZMQ_PULL, ZMQ_PUSH};
+        use crate::ctx::{zmq_ctx_new, zmq_ctx_term};
+        use crate::recv::zmq_recv;
+        use crate::send::zmq_send;
+        use crate::socket::{zmq_bind, zmq_close, zmq_connect, zmq_socket};
+        let ctx = zmq_ctx_new();
+        // SAFETY: ctx and the sockets are live until closed; buffers and items are local.
+        unsafe {
+            let pull = zmq_socket(ctx, ZMQ_PULL);
+            let push = zmq_socket(ctx, ZMQ_PUSH);
+            assert_eq!(zmq_bind(pull, c"inproc://unit-zmq-poll".as_ptr()), 0);
+            assert_eq!(zmq_connect(push, c"inproc://unit-zmq-poll".as_ptr()), 0);
+            let mut items = [
+                zmq_pollitem_t {
+                    socket: pull,
+                    fd: 0,
+                    events: ZMQ_POLLIN as c_short,
+                    revents: -1,
+                },
+                zmq_pollitem_t {
+                    socket: push,
+                    fd: 0,
+                    events: ZMQ_POLLIN as c_short,
+                    revents: -1,
+                },
+            ];
+            assert_eq!(zmq_poll(items.as_mut_ptr(), 2, 0), 0);
+            assert_eq!((items[0].revents, items[1].revents), (0, 0));
+            let start = Instant::now();
+            assert_eq!(zmq_poll(items.as_mut_ptr(), 2, 30), 0);
+            assert!(start.elapsed() >= Duration::from_millis(25));
+            assert_eq!(zmq_send(push, b"x".as_ptr().cast(), 1, 0), 1);
+            assert_eq!(zmq_poll(items.as_mut_ptr(), 2, -1), 1);
+            assert_eq!(items[0].revents, ZMQ_POLLIN as c_short);
+            let mut buf = [0u8; 4];
+            assert_eq!(zmq_recv(pull, buf.as_mut_ptr().cast(), buf.len(), 0), 1);
+            assert_eq!(zmq_poll(items.as_mut_ptr(), 2, 0), 0);
+            assert_eq!(zmq_close(push), 0);
+            assert_eq!(zmq_close(pull), 0);
+            assert_eq!(zmq_ctx_term(ctx), 0);
+        }
     }
 
     #[test]

@@ -7,11 +7,11 @@
 
 use core::ffi::{c_int, c_void};
 
-use ferromq::option::Input;
+use ferromq::option::{Input, ZMQ_EVENTS, ZMQ_RCVMORE};
 
 use crate::boundary::{guard, non_null, Errno};
 use crate::errno::EFAULT;
-use crate::socket::{errno_of, registered_socket};
+use crate::socket::{errno_of, registered_socket, socket};
 
 /// Sets a socket option: `optval` holds `optvallen` bytes (a C `int` for integer options).
 ///
@@ -61,8 +61,16 @@ pub unsafe extern "C" fn zmq_getsockopt(
     optvallen: *mut usize,
 ) -> c_int {
     guard(|| {
-        // SAFETY: registry-checked; one thread per socket per the C contract.
-        let handle = unsafe { registered_socket(s) }?;
+        // ZMQ_EVENTS and ZMQ_RCVMORE are read once per message by a classic C loop: they take
+        // the per-message check (the tag, as zmq_send and zmq_recv do) rather than the
+        // registry's, whose lock is two locked instructions.
+        let handle = if matches!(option, ZMQ_EVENTS | ZMQ_RCVMORE) {
+            // SAFETY: tag-checked; one thread per socket per the C contract.
+            unsafe { socket(s) }?
+        } else {
+            // SAFETY: registry-checked; one thread per socket per the C contract.
+            unsafe { registered_socket(s) }?
+        };
         let mut len_ptr = non_null(optvallen)?;
         // SAFETY: non-NULL, points to a size_t per the contract.
         let len = unsafe { len_ptr.as_mut() };
@@ -73,9 +81,11 @@ pub unsafe extern "C" fn zmq_getsockopt(
             // SAFETY: non-NULL and writable for `*len` bytes per the contract.
             unsafe { core::slice::from_raw_parts_mut(ptr.as_ptr().cast(), *len) }
         };
+        // One of the socket's own calls (one thread per socket): ZMQ_EVENTS and the
+        // pattern's options are read without a locked instruction.
         let written = handle
             .socket
-            .get_option_raw(option, out)
+            .get_option_raw_mut(option, out)
             .map_err(errno_of)?;
         *len = written;
         Ok(0)
@@ -86,7 +96,7 @@ pub unsafe extern "C" fn zmq_getsockopt(
 mod tests {
     use super::*;
     use crate::consts::{
-        ZMQ_DEALER, ZMQ_EVENTS, ZMQ_LAST_ENDPOINT, ZMQ_LINGER, ZMQ_MAXMSGSIZE, ZMQ_SNDHWM, ZMQ_TYPE,
+        ZMQ_DEALER, ZMQ_LAST_ENDPOINT, ZMQ_LINGER, ZMQ_MAXMSGSIZE, ZMQ_SNDHWM, ZMQ_TYPE,
     };
     use crate::ctx::{zmq_ctx_new, zmq_ctx_term};
     use crate::errno::errno;

@@ -74,8 +74,8 @@ enum State {
 }
 
 /// Whether `socket` can take a message now.
-fn writable(socket: &Socket) -> Result<bool> {
-    let mut item = [PollItem::socket(socket, POLLOUT)];
+fn writable(socket: &mut Socket) -> Result<bool> {
+    let mut item = [PollItem::socket_mut(socket, POLLOUT)];
     poll(&mut item, 0)?;
     Ok(item[0].is_writable())
 }
@@ -227,11 +227,11 @@ pub fn proxy_steerable(
     while state != State::Terminated {
         let (readable, control_in) = {
             let mut items = vec![
-                PollItem::socket(frontend, POLLIN),
-                PollItem::socket(backend, POLLIN),
+                PollItem::socket_mut(frontend, POLLIN),
+                PollItem::socket_mut(backend, POLLIN),
             ];
-            if let Some(c) = control.as_deref() {
-                items.push(PollItem::socket(c, POLLIN));
+            if let Some(c) = control.as_deref_mut() {
+                items.push(PollItem::socket_mut(c, POLLIN));
             }
             poll(&mut items, -1)?;
             let control_in = items.get(2).is_some_and(PollItem::is_readable);
@@ -308,9 +308,9 @@ pub fn proxy_steerable_loopback(
     let mut back = SocketStats::default();
     while state != State::Terminated {
         let (socket_in, control_in) = {
-            let mut items = vec![PollItem::socket(socket, POLLIN)];
-            if let Some(c) = control.as_deref() {
-                items.push(PollItem::socket(c, POLLIN));
+            let mut items = vec![PollItem::socket_mut(socket, POLLIN)];
+            if let Some(c) = control.as_deref_mut() {
+                items.push(PollItem::socket_mut(c, POLLIN));
             }
             poll(&mut items, -1)?;
             (

@@ -30,7 +30,7 @@ use crate::io::signaler::Signaler;
 use crate::msg::Msg;
 use crate::option::{self, Options};
 use crate::pattern;
-use crate::pattern::mailbox::{socket_core, Mailbox, Owner};
+use crate::pattern::mailbox::{socket_core, Core, Mailbox, Owner};
 use crate::pattern::Lent;
 use crate::runtime::CtxInner;
 use crate::transport::inproc::InprocSide;
@@ -742,6 +742,9 @@ impl Socket {
 
     /// ZMQ_EVENTS: what the socket can do now.
     ///
+    /// With `&mut self` this is one of the socket's own calls: it takes the core as its owner,
+    /// with no locked instruction (a poll loop asks this for every socket on every pass).
+    ///
     /// ```
     /// use ferromq::{Context, Events, SendFlags, SocketType};
     /// let ctx = Context::new();
@@ -756,19 +759,19 @@ impl Socket {
     /// # Ok::<(), ferromq::Error>(())
     /// ```
     pub fn events(&mut self) -> Events {
-        self.current_events()
+        self.signal.drain();
+        let mut core = self.core.lock();
+        let ev = events_of(&mut core);
+        core.unlock();
+        ev
     }
 
+    /// [`Socket::events`] for a caller that has only `&Socket` (a [`crate::PollItem::socket`]
+    /// item, [`Socket::get_option_raw`]): the lockers' protocol, two locked instructions.
     pub(crate) fn current_events(&self) -> Events {
         self.signal.drain();
         let mut core = self.core.lock_shared();
-        let mut ev = Events::empty();
-        if core.pattern.has_in() {
-            ev = ev | Events::POLLIN;
-        }
-        if core.pattern.has_out() {
-            ev = ev | Events::POLLOUT;
-        }
+        let ev = events_of(&mut core);
         core.unlock();
         ev
     }
@@ -886,13 +889,58 @@ impl Socket {
         if self.ctx.is_terminated() {
             return Err(Error::Term);
         }
+        if option == option::ZMQ_EVENTS {
+            return put_events(self.current_events(), out);
+        }
+        if let Some(r) = self.own_option(option, out) {
+            return r;
+        }
+        let core = self.core.lock_shared();
+        let own = core.pattern.get_option(option, out);
+        core.unlock();
+        own.unwrap_or_else(|| self.options.get(option, out).unwrap_or(Err(Error::Invalid)))
+    }
+
+    /// [`Socket::get_option_raw`] as one of the socket's own calls: ZMQ_EVENTS and the
+    /// pattern's options take the core as its owner, with no locked instruction, where
+    /// `get_option_raw` (`&self`) pays two. `zmq_getsockopt` and `zmq_poll` read through this
+    /// (a C caller uses a socket from one thread at a time).
+    ///
+    /// ```
+    /// use ferromq::option::{ZMQ_EVENTS, ZMQ_SNDHWM};
+    /// let ctx = ferromq::Context::new();
+    /// let mut s = ctx.socket(ferromq::SocketType::Push)?;
+    /// let mut out = [0u8; 4];
+    /// s.get_option_raw_mut(ZMQ_SNDHWM, &mut out)?;
+    /// assert_eq!(i32::from_ne_bytes(out), 1000);
+    /// s.get_option_raw_mut(ZMQ_EVENTS, &mut out)?;
+    /// assert_eq!(i32::from_ne_bytes(out), 0); // no peer: cannot send yet
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
+    pub fn get_option_raw_mut(&mut self, option: i32, out: &mut [u8]) -> Result<usize> {
+        if self.ctx.is_terminated() {
+            return Err(Error::Term);
+        }
+        if option == option::ZMQ_EVENTS {
+            return put_events(self.events(), out);
+        }
+        if let Some(r) = self.own_option(option, out) {
+            return r;
+        }
+        let core = self.core.lock();
+        let own = core.pattern.get_option(option, out);
+        core.unlock();
+        own.unwrap_or_else(|| self.options.get(option, out).unwrap_or(Err(Error::Invalid)))
+    }
+
+    /// The options the socket answers itself, without its core (ZMQ_EVENTS aside).
+    fn own_option(&self, option: i32, out: &mut [u8]) -> Option<Result<usize>> {
         // libzmq's do_getsockopt<int> for the socket's own values: at least sizeof (int), the
         // rest zero-filled.
         let own = |v: i32, out: &mut [u8]| option::put(out, &v.to_ne_bytes());
-        match option {
+        Some(match option {
             option::ZMQ_RCVMORE => own(i32::from(self.rcvmore), out),
             option::ZMQ_FD => own(self.fd(), out),
-            option::ZMQ_EVENTS => own(i32::from(self.current_events().bits()), out),
             option::ZMQ_TYPE => option::put_exact(out, &self.kind.to_raw().to_ne_bytes()),
             option::ZMQ_LAST_ENDPOINT => {
                 // A C string, with its NUL, as libzmq returns it.
@@ -900,13 +948,8 @@ impl Socket {
                 s.push(0);
                 option::put(out, &s)
             }
-            _ => {
-                let core = self.core.lock_shared();
-                let own = core.pattern.get_option(option, out);
-                core.unlock();
-                own.unwrap_or_else(|| self.options.get(option, out).unwrap_or(Err(Error::Invalid)))
-            }
-        }
+            _ => return None,
+        })
     }
 
     /// Sets an option by its typed key, through the same table rules as
@@ -1568,6 +1611,24 @@ impl EventSink for Socket {
             let _ = self.send(endpoint, SendFlags::DONTWAIT);
         }
     }
+}
+
+/// ZMQ_EVENTS of a held core.
+fn events_of(core: &mut Core) -> Events {
+    let mut ev = Events::empty();
+    if core.pattern.has_in() {
+        ev = ev | Events::POLLIN;
+    }
+    if core.pattern.has_out() {
+        ev = ev | Events::POLLOUT;
+    }
+    ev
+}
+
+/// ZMQ_EVENTS as libzmq's do_getsockopt<int> writes it: at least sizeof (int), the rest
+/// zero-filled.
+fn put_events(ev: Events, out: &mut [u8]) -> Result<usize> {
+    option::put(out, &i32::from(ev.bits()).to_ne_bytes())
 }
 
 /// One send on the locked pattern, answered with the pattern's tag alone unless the frame was

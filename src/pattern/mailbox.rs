@@ -13,10 +13,17 @@
 //! thread reach it:
 //! - **the owner**: the thread inside one of the socket's calls. They take `&mut Socket`
 //!   ([`Owner::lock`] takes `&mut Owner`), so there is one at a time, and it enters and leaves
-//!   the core twice per message;
+//!   the core twice per message. Since session 20 that includes the reads a poll loop makes
+//!   before each message: `Socket::events`, `Socket::get_option_raw_mut` and `poll` on a
+//!   `PollItem::socket_mut` item, and through them the C ABI's `zmq_poll` and
+//!   `zmq_getsockopt` (a C caller uses a socket from one thread at a time, libzmq's rule, so
+//!   ffi/ holds `&mut Socket` there as for `zmq_send`). Each enters and leaves the core once
+//!   and never waits inside it: a poll sleeps in `poll(2)` between two such calls, outside
+//!   the core with `busy` clear, as a blocking receive does;
 //! - **lockers**: deliverers ([`Mailbox::send`]: an Attach and an Identify per connection)
-//!   and the calls that have only `&Socket` ([`Owner::lock_shared`]: ZMQ_EVENTS, getsockopt,
-//!   `zmq_poll`), which several threads may make at once but never during an owner's call.
+//!   and the calls that have only `&Socket` ([`Owner::lock_shared`]: `Socket::get_option_raw`,
+//!   `poll` on a `PollItem::socket` item), which several threads may make at once but never
+//!   during an owner's call.
 //!
 //! ## Lockers: one word
 //!

@@ -4,18 +4,37 @@
 //! while it is inside a call is left to it, and it applies the command on its way out
 //! (`pattern/mailbox.rs`). Here a SUB's thread calls as fast as it can while an XPUB connects
 //! to it, stops calling right after, and sleeps: the new peer's Attach must still be applied,
-//! or the SUB's subscription never reaches the XPUB.
+//! or the SUB's subscription never reaches the XPUB. The calls are receives, and (issue 18)
+//! `events()` and `poll` on a `PollItem::socket_mut` item, which take the core as its owner
+//! too.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use ferromq::{Context, Error, RecvFlags, SocketType};
+use ferromq::{poll, Context, Error, Events, PollItem, RecvFlags, Socket, SocketType, POLLIN};
+
+/// One call of the SUB's loop, which finds nothing to read.
+fn receive(sub: &mut Socket) {
+    assert_eq!(sub.recv(RecvFlags::DONTWAIT), Err(Error::Again));
+}
+
+fn events(sub: &mut Socket) {
+    assert!(!sub.events().contains(Events::POLLIN));
+}
+
+fn poll_owned(sub: &mut Socket) {
+    assert_eq!(poll(&mut [PollItem::socket_mut(sub, POLLIN)], 0), Ok(0));
+}
 
 /// Rounds of: a SUB bound and subscribed, its thread in a loop of calls; an XPUB connects;
 /// the SUB's thread stops calling as soon as it sees that the connect returned, and waits,
 /// outside any call, for the XPUB to see the subscription.
-fn subscription_reaches_an_xpub_while_the_sub_sleeps(transport: &str, rounds: usize) {
+fn subscription_reaches_an_xpub_while_the_sub_sleeps(
+    transport: &str,
+    rounds: usize,
+    call: fn(&mut Socket),
+) {
     let ctx = Context::new();
     for round in 0..rounds {
         let mut sub = ctx.socket(SocketType::Sub).unwrap();
@@ -35,7 +54,7 @@ fn subscription_reaches_an_xpub_while_the_sub_sleeps(transport: &str, rounds: us
             std::thread::spawn(move || {
                 let mut first = true;
                 loop {
-                    assert_eq!(sub.recv(RecvFlags::DONTWAIT), Err(Error::Again));
+                    call(&mut sub);
                     if first {
                         calling_tx.send(()).unwrap();
                         first = false;
@@ -70,10 +89,25 @@ fn subscription_reaches_an_xpub_while_the_sub_sleeps(transport: &str, rounds: us
 
 #[test]
 fn inproc_subscription_arrives_as_the_sub_leaves_a_call() {
-    subscription_reaches_an_xpub_while_the_sub_sleeps("inproc", 300);
+    subscription_reaches_an_xpub_while_the_sub_sleeps("inproc", 300, receive);
 }
 
 #[test]
 fn tcp_subscription_arrives_as_the_sub_leaves_a_call() {
-    subscription_reaches_an_xpub_while_the_sub_sleeps("tcp", 100);
+    subscription_reaches_an_xpub_while_the_sub_sleeps("tcp", 100, receive);
+}
+
+#[test]
+fn inproc_subscription_arrives_as_the_sub_leaves_events() {
+    subscription_reaches_an_xpub_while_the_sub_sleeps("inproc", 300, events);
+}
+
+#[test]
+fn inproc_subscription_arrives_as_the_sub_leaves_a_poll() {
+    subscription_reaches_an_xpub_while_the_sub_sleeps("inproc", 300, poll_owned);
+}
+
+#[test]
+fn tcp_subscription_arrives_as_the_sub_leaves_a_poll() {
+    subscription_reaches_an_xpub_while_the_sub_sleeps("tcp", 100, poll_owned);
 }

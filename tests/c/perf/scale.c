@@ -5,7 +5,9 @@
 
    usage: scale TRANSPORT PEERS BUDGET_MS [GROUP]
    prints one CSV line per case: case,transport,peers,ns_per_msg. GROUP (pull, router or pub)
-   runs one group of cases only, for profiling one of them.
+   runs one group of cases only, for profiling one of them. GROUP poll runs the PULL fan-in
+   the way a classic libzmq program reads (zmq_poll, or ZMQ_EVENTS, before each zmq_recv):
+   C-only cases with no twin in the Rust bench, so only when asked for.
 
    A server socket has PEERS peers and only one of them (PUB: a chosen set) takes part, so an
    implementation whose cost per message does not depend on the peer count prints a flat line.
@@ -134,7 +136,41 @@ static double pull_batch (void *p)
     return now_ns () - start;
 }
 
-static void pull_fan_in (void)
+/* The same fan-in read as a poll loop does: before each message, zmq_poll on the PULL (the
+   message is already there, so the poll returns from its first pass), or its ZMQ_EVENTS. */
+static double pull_poll_batch (void *p)
+{
+    struct fan_in *f = p;
+    double start = now_ns ();
+    for (int i = 0; i < f->count; i++)
+        CHECK (zmq_send (f->active, BODY, BODY_LEN, 0));
+    for (int i = 0; i < f->count; i++) {
+        zmq_pollitem_t item = {f->server, 0, ZMQ_POLLIN, 0};
+        if (zmq_poll (&item, 1, -1) != 1 || !(item.revents & ZMQ_POLLIN))
+            die ("zmq_poll: PULL not readable");
+        expect (f->server, BODY_LEN, 0);
+    }
+    return now_ns () - start;
+}
+
+static double pull_events_batch (void *p)
+{
+    struct fan_in *f = p;
+    double start = now_ns ();
+    for (int i = 0; i < f->count; i++)
+        CHECK (zmq_send (f->active, BODY, BODY_LEN, 0));
+    for (int i = 0; i < f->count; i++) {
+        int events = 0;
+        size_t len = sizeof events;
+        CHECK (zmq_getsockopt (f->server, ZMQ_EVENTS, &events, &len));
+        if (!(events & ZMQ_POLLIN))
+            die ("ZMQ_EVENTS: PULL not readable");
+        expect (f->server, BODY_LEN, 0);
+    }
+    return now_ns () - start;
+}
+
+static void pull_fan_in (int plain, int polled)
 {
     void *ctx = context ();
     void *pull = make (ctx, ZMQ_PULL);
@@ -151,7 +187,12 @@ static void pull_fan_in (void)
         drain (pull, last - first); /* every hello arrived: the chunk is connected */
     }
     struct fan_in f = {pull, pushes[peers / 2], batch_size (1)};
-    measure ("pull-fan-in", f.count, pull_batch, &f);
+    if (plain)
+        measure ("pull-fan-in", f.count, pull_batch, &f);
+    if (polled) {
+        measure ("pull-poll", f.count, pull_poll_batch, &f);
+        measure ("pull-events", f.count, pull_events_batch, &f);
+    }
     for (int i = 0; i < peers; i++)
         zmq_close (pushes[i]);
     free (pushes);
@@ -363,7 +404,7 @@ static void pub_cases (void)
 int main (int argc, char *argv[])
 {
     if (argc != 4 && argc != 5) {
-        fprintf (stderr, "usage: scale inproc|tcp PEERS BUDGET_MS [pull|router|pub]\n");
+        fprintf (stderr, "usage: scale inproc|tcp PEERS BUDGET_MS [pull|router|pub|poll]\n");
         return 1;
     }
     transport = argv[1];
@@ -374,8 +415,8 @@ int main (int argc, char *argv[])
         return 1;
     }
     const char *group = argc == 5 ? argv[4] : "";
-    if (!*group || strcmp (group, "pull") == 0)
-        pull_fan_in ();
+    if (!*group || strcmp (group, "pull") == 0 || strcmp (group, "poll") == 0)
+        pull_fan_in (strcmp (group, "poll") != 0, strcmp (group, "poll") == 0);
     if (!*group || strcmp (group, "router") == 0)
         router_cases ();
     if (!*group || strcmp (group, "pub") == 0)
