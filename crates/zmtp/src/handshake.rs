@@ -708,12 +708,14 @@ impl Handshake {
             .map_or(MAX_HANDSHAKE_FRAME, |m| m.min(MAX_HANDSHAKE_FRAME))
     }
 
-    /// ZMTP 1.0 and 2.0 have no security mechanism: with PLAIN or CURVE configured, such a
-    /// peer would get in unauthenticated and unencrypted, so it is refused, as libzmq refuses
-    /// it when ZAP is enabled (src/zmtp_engine.cpp `handshake_v1_0*`, `handshake_v2_0`).
+    /// ZMTP 1.0 and 2.0 have no security mechanism and no ZAP: with PLAIN or CURVE
+    /// configured, or NULL with a ZAP domain, such a peer would get in without the
+    /// authentication asked for, so it is refused, as libzmq refuses it when ZAP is enabled
+    /// (src/zmtp_engine.cpp `handshake_v1_0*`, `handshake_v2_0`; `zap_enabled` is "mechanism
+    /// not NULL or ZAP_DOMAIN set", whether or not a handler is bound).
     fn refuse_downgrade(&self) -> Result<(), HandshakeError> {
         match self.security {
-            Security::Null => Ok(()),
+            Security::Null if !self.zap_domain => Ok(()),
             _ => Err(HandshakeError::SecurityNeedsZmtp3),
         }
     }
@@ -1481,6 +1483,15 @@ mod tests {
                 let e = h.handle_input(&mut BytesMut::from(peer)).unwrap_err();
                 assert_eq!(e, HandshakeError::SecurityNeedsZmtp3, "{peer:?}");
             }
+        }
+        // NULL with a ZAP domain too, as libzmq's test_security_null test_vanilla_socket
+        // expects; NULL without one still talks to them.
+        for zap_domain in [true, false] {
+            let mut cfg = HandshakeConfig::new(SocketType::Dealer);
+            cfg.zap_domain = zap_domain;
+            let mut h = Handshake::new(cfg);
+            let r = h.handle_input(&mut BytesMut::from(&b"\x01\x00"[..]));
+            assert_eq!(r.is_err(), zap_domain, "{r:?}");
         }
     }
 
