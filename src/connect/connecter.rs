@@ -1,6 +1,6 @@
 //! A connecting endpoint (tcp or ipc): connect, handshake, run the engine, and when the
 //! connection dies, reconnect after RECONNECT_IVL (with back-off) until the socket closes or
-//! disconnects. As in libzmq, the pipes of a connecting socket exist from `connect()` on
+//! disconnects (or for good at the first failure when RECONNECT_IVL is -1). As in libzmq, the pipes of a connecting socket exist from `connect()` on
 //! (unless ZMQ_IMMEDIATE) and survive reconnects, so messages sent meanwhile are delivered.
 
 use std::sync::Arc;
@@ -197,6 +197,8 @@ async fn abandoned(ctl: &SessionCtl, held: &mut Held) {
 }
 
 /// Reports CONNECT_RETRIED with the interval and waits it out; returns whether to go on.
+/// Without reconnects (RECONNECT_IVL -1) it ends the endpoint at once, reporting nothing, as
+/// libzmq: the held pipes close with it, so the socket drops the peer and what was queued.
 async fn retry_after(
     link: &SocketLink,
     ctl: &SessionCtl,
@@ -204,6 +206,9 @@ async fn retry_after(
     backoff: &mut Backoff,
     endpoint: &str,
 ) -> bool {
+    if !backoff.reconnects() {
+        return false;
+    }
     let delay = backoff.next_delay();
     let ms = u32::try_from(delay.as_millis()).unwrap_or(u32::MAX);
     link.monitor.emit(EVENT_CONNECT_RETRIED, ms, endpoint);

@@ -382,6 +382,13 @@ impl Backoff {
         }
     }
 
+    /// Whether a failed or lost connection is tried again at all: libzmq reconnects only for
+    /// RECONNECT_IVL > 0 (session_base_t::reconnect, stream_connecter_base_t's timer); -1 (and
+    /// 0) leave the endpoint for good once its connection ends.
+    pub(crate) fn reconnects(&self) -> bool {
+        self.base > 0
+    }
+
     /// The next wait.
     pub(crate) fn next_delay(&mut self) -> Duration {
         let d = self.current;
@@ -414,5 +421,13 @@ mod tests {
         assert_eq!(b.next_delay().as_millis(), 100);
         let mut flat = Backoff::new(&Options::default());
         assert_eq!(flat.next_delay(), flat.next_delay());
+        assert!(flat.reconnects());
+        for ivl in [-1, 0] {
+            let o = Options {
+                reconnect_ivl: ivl,
+                ..Options::default()
+            };
+            assert!(!Backoff::new(&o).reconnects(), "{ivl}");
+        }
     }
 }
