@@ -11,7 +11,7 @@ use crate::connect::connection::{
 };
 use crate::connect::connection_props::connection_metadata;
 use crate::connect::endpoint::TcpAddr;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::io::engine::EngineEnd;
 use crate::io::monitor::{
     EVENT_CONNECTED, EVENT_CONNECT_DELAYED, EVENT_CONNECT_RETRIED, EVENT_DISCONNECTED,
@@ -99,21 +99,34 @@ pub(crate) async fn connect_loop(
                 let value = u32::try_from(errno).unwrap_or(0);
                 link.monitor.emit(EVENT_CONNECT_DELAYED, value, &endpoint);
             };
-            let mut stream = open(&target, &link.options, delayed).await?;
+            // The error says whether the peer broke the protocol or refused us.
+            let mut stream = open(&target, &link.options, delayed)
+                .await
+                .map_err(|_| false)?;
             link.monitor
                 .emit_fd(EVENT_CONNECTED, stream_fd(&stream), &endpoint);
-            let (peer, handoff) = handshake(&mut stream, &link, &endpoint).await?;
-            Ok::<_, Error>((stream, peer, handoff))
+            let (peer, handoff) = handshake(&mut stream, &link, &endpoint)
+                .await
+                .map_err(|failure| failure.protocol)?;
+            Ok::<_, bool>((stream, peer, handoff))
         };
         let outcome = tokio::select! {
             r = attempt => r,
             () = abandoned(&ctl, &mut held) => return,
         };
-        let Ok((stream, peer, handoff)) = outcome else {
-            if !retry_after(&link, &ctl, &mut held, &mut backoff, &endpoint).await {
-                return;
+        let (stream, peer, handoff) = match outcome {
+            Ok(connected) => connected,
+            // As libzmq's session_base_t::engine_error: a protocol error (a malformed or
+            // mismatched handshake, the peer's ERROR refusing us) ends the endpoint; a
+            // timeout or a lost connection is retried. libzmq's test_security_zap counts the
+            // refusals and hangs on a client that keeps coming back.
+            Err(true) => return,
+            Err(false) => {
+                if !retry_after(&link, &ctl, &mut held, &mut backoff, &endpoint).await {
+                    return;
+                }
+                continue;
             }
-            continue;
         };
         backoff.reset();
         let (pipes, id) = match held.take() {

@@ -178,10 +178,10 @@ async fn serve(
 ) {
     let fd = stream_fd(&stream);
     let hs = tokio::select! {
-        r = handshake(&mut stream, &link, &endpoint) => r,
-        () = ctl.done() => Err(Error::Term),
+        r = handshake(&mut stream, &link, &endpoint) => r.ok(),
+        () = ctl.done() => None,
     };
-    let Ok((peer, handoff)) = hs else {
+    let Some((peer, handoff)) = hs else {
         return;
     };
     let id = link.next_pipe_id();
