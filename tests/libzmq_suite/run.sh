@@ -174,8 +174,27 @@ for lib in $libs; do
   done
 done
 
+# A ferromq failure outside known_failures.txt runs once more, alone: several of libzmq's tests
+# race their own timers (test_hwm_pubsub's blocking case expects the sender to outrun a tcp
+# connection) and lose under the load of a parallel run. The table says "(retried)".
+if [[ " $libs " == *" ferromq "* ]]; then
+  for t in "${run_tests[@]}"; do
+    r="$(cat "$work/ferromq/log/$t.result")"
+    if [[ "$r" != pass* && "$r" != BUILD && -z "${known[$t]+x}" ]]; then
+      mv "$work/ferromq/log/$t.out" "$work/ferromq/log/$t.out.first"
+      cflags=($cflags_str) run_one ferromq "$t"
+      r2="$(cat "$work/ferromq/log/$t.result")"
+      echo "$r2 (retried; first: $r)" > "$work/ferromq/log/$t.result"
+    fi
+  done
+fi
+
 # The table, and in --check mode the verdict against known_failures.txt.
-short() { sed -e 's/ (\([0-9]*\) Tests \([0-9]*\) Failures \([0-9]*\) Ignored)/ \2\/\1/' -e 's/^pass 0\//pass /'; }
+short() {
+  sed -e 's/ (\([0-9]*\) Tests \([0-9]*\) Failures \([0-9]*\) Ignored)/ \2\/\1/g' \
+    -e 's/^pass 0\//pass /' -e 's/ (retried; first: \(.*\))$/, retried (\1)/'
+}
+echo "pass N: its N cases passed; FAIL F/N: F of its N cases failed; TIMEOUT: killed after ${limit} s"
 printf '%-36s | %-16s | %-16s\n' test libzmq ferromq
 printf '%-36s-+-%-16s-+-%-16s\n' "$(printf -- '-%.0s' {1..36})" "----------------" "----------------"
 status=0
