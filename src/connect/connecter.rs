@@ -1,6 +1,6 @@
 //! A connecting endpoint (tcp or ipc): connect, handshake, run the engine, and when the
 //! connection dies, reconnect after RECONNECT_IVL (with back-off) until the socket closes or
-//! disconnects. As in libzmq, the pipes of a connecting socket exist from `connect()` on
+//! disconnects (or for good at the first failure when RECONNECT_IVL is -1). As in libzmq, the pipes of a connecting socket exist from `connect()` on
 //! (unless ZMQ_IMMEDIATE) and survive reconnects, so messages sent meanwhile are delivered.
 
 use std::sync::Arc;
@@ -10,7 +10,8 @@ use crate::connect::connection::{
     configure_tcp, handshake, run_engine, stream_fd, Backoff, SocketLink,
 };
 use crate::connect::connection_props::connection_metadata;
-use crate::connect::endpoint::TcpAddr;
+use crate::connect::endpoint::{Endpoint, TcpAddr};
+use crate::connect::socks;
 use crate::error::{Error, Result};
 use crate::io::engine::EngineEnd;
 use crate::io::monitor::{
@@ -41,40 +42,61 @@ async fn open(
     on_delayed: impl FnOnce(i32),
 ) -> Result<AsyncStream> {
     match target {
-        Target::Tcp(addr) => {
-            let dest = addr.connect_addr(options.ipv6)?;
-            let socket = socket2::Socket::new(
-                socket2::Domain::for_address(dest),
-                socket2::Type::STREAM.nonblocking().cloexec(),
-                Some(socket2::Protocol::TCP),
-            )?;
-            if let Some(src) = addr.source_addr(options.ipv6)? {
-                // As libzmq: several connections may share one fixed source address and port
-                // (to different servers), and a source port in TIME_WAIT can be reused.
-                socket.set_reuse_address(true)?;
-                socket.bind(&src.into())?;
-            }
-            let delayed = match socket.connect(&dest.into()) {
-                Ok(()) => false,
-                Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => true,
-                Err(e) => return Err(e.into()),
-            };
-            let stream = tokio::net::TcpStream::from_std(std::net::TcpStream::from(socket))?;
-            if delayed {
-                on_delayed(libc::EINPROGRESS);
-                stream.writable().await?;
-                if let Some(e) = stream.take_error()? {
-                    return Err(e.into());
-                }
-                // A refused connect can also show as writable with no pending error yet:
-                // peer_addr fails unless the connection is really established.
-                stream.peer_addr()?;
-            }
-            configure_tcp(&stream, options);
+        Target::Tcp(addr) if !options.socks_proxy.is_empty() => {
+            let proxy = std::str::from_utf8(&options.socks_proxy)
+                .ok()
+                .and_then(|p| match Endpoint::parse(&format!("tcp://{p}")) {
+                    Ok(Endpoint::Tcp(proxy)) => Some(proxy),
+                    _ => None,
+                })
+                .ok_or(Error::Invalid)?;
+            let mut stream = connect_tcp(&proxy, options, on_delayed).await?;
+            socks::connect_through(&mut stream, addr).await?;
             Ok(AsyncStream::Tcp(stream))
         }
+        Target::Tcp(addr) => Ok(AsyncStream::Tcp(
+            connect_tcp(addr, options, on_delayed).await?,
+        )),
         Target::Ipc(path) => Ok(AsyncStream::Unix(ipc_connect(path)?)),
     }
+}
+
+/// A tcp connection to `addr` (from its source address, if it names one).
+async fn connect_tcp(
+    addr: &TcpAddr,
+    options: &Options,
+    on_delayed: impl FnOnce(i32),
+) -> Result<tokio::net::TcpStream> {
+    let dest = addr.connect_addr(options.ipv6)?;
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(dest),
+        socket2::Type::STREAM.nonblocking().cloexec(),
+        Some(socket2::Protocol::TCP),
+    )?;
+    if let Some(src) = addr.source_addr(options.ipv6)? {
+        // As libzmq: several connections may share one fixed source address and port
+        // (to different servers), and a source port in TIME_WAIT can be reused.
+        socket.set_reuse_address(true)?;
+        socket.bind(&src.into())?;
+    }
+    let delayed = match socket.connect(&dest.into()) {
+        Ok(()) => false,
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => true,
+        Err(e) => return Err(e.into()),
+    };
+    let stream = tokio::net::TcpStream::from_std(std::net::TcpStream::from(socket))?;
+    if delayed {
+        on_delayed(libc::EINPROGRESS);
+        stream.writable().await?;
+        if let Some(e) = stream.take_error()? {
+            return Err(e.into());
+        }
+        // A refused connect can also show as writable with no pending error yet:
+        // peer_addr fails unless the connection is really established.
+        stream.peer_addr()?;
+    }
+    configure_tcp(&stream, options);
+    Ok(stream)
 }
 
 /// The pipes held between connections, with their id.
@@ -99,21 +121,34 @@ pub(crate) async fn connect_loop(
                 let value = u32::try_from(errno).unwrap_or(0);
                 link.monitor.emit(EVENT_CONNECT_DELAYED, value, &endpoint);
             };
-            let mut stream = open(&target, &link.options, delayed).await?;
+            // The error says whether the peer broke the protocol or refused us.
+            let mut stream = open(&target, &link.options, delayed)
+                .await
+                .map_err(|_| false)?;
             link.monitor
                 .emit_fd(EVENT_CONNECTED, stream_fd(&stream), &endpoint);
-            let (peer, handoff) = handshake(&mut stream, &link, &endpoint).await?;
-            Ok::<_, Error>((stream, peer, handoff))
+            let (peer, handoff) = handshake(&mut stream, &link, &endpoint)
+                .await
+                .map_err(|failure| failure.protocol)?;
+            Ok::<_, bool>((stream, peer, handoff))
         };
         let outcome = tokio::select! {
             r = attempt => r,
             () = abandoned(&ctl, &mut held) => return,
         };
-        let Ok((stream, peer, handoff)) = outcome else {
-            if !retry_after(&link, &ctl, &mut held, &mut backoff, &endpoint).await {
-                return;
+        let (stream, peer, handoff) = match outcome {
+            Ok(connected) => connected,
+            // As libzmq's session_base_t::engine_error: a protocol error (a malformed or
+            // mismatched handshake, the peer's ERROR refusing us) ends the endpoint; a
+            // timeout or a lost connection is retried. libzmq's test_security_zap counts the
+            // refusals and hangs on a client that keeps coming back.
+            Err(true) => return,
+            Err(false) => {
+                if !retry_after(&link, &ctl, &mut held, &mut backoff, &endpoint).await {
+                    return;
+                }
+                continue;
             }
-            continue;
         };
         backoff.reset();
         let (pipes, id) = match held.take() {
@@ -197,6 +232,8 @@ async fn abandoned(ctl: &SessionCtl, held: &mut Held) {
 }
 
 /// Reports CONNECT_RETRIED with the interval and waits it out; returns whether to go on.
+/// Without reconnects (RECONNECT_IVL -1) it ends the endpoint at once, reporting nothing, as
+/// libzmq: the held pipes close with it, so the socket drops the peer and what was queued.
 async fn retry_after(
     link: &SocketLink,
     ctl: &SessionCtl,
@@ -204,6 +241,9 @@ async fn retry_after(
     backoff: &mut Backoff,
     endpoint: &str,
 ) -> bool {
+    if !backoff.reconnects() {
+        return false;
+    }
     let delay = backoff.next_delay();
     let ms = u32::try_from(delay.as_millis()).unwrap_or(u32::MAX);
     link.monitor.emit(EVENT_CONNECT_RETRIED, ms, endpoint);

@@ -12,10 +12,10 @@ use ferromq_zmtp::{
 };
 
 use crate::connect::zap::ZapAsker;
-use crate::error::{Error, Result};
+use crate::error::Error;
 use crate::io::engine::{Engine, EngineExit};
 use crate::io::monitor::{
-    MonitorHub, EVENT_HANDSHAKE_FAILED_AUTH, EVENT_HANDSHAKE_FAILED_NO_DETAIL,
+    MonitorHub, EVENT_DISCONNECTED, EVENT_HANDSHAKE_FAILED_AUTH, EVENT_HANDSHAKE_FAILED_NO_DETAIL,
     EVENT_HANDSHAKE_FAILED_PROTOCOL, EVENT_HANDSHAKE_SUCCEEDED,
 };
 use crate::io::peer::SessionPipes;
@@ -69,6 +69,10 @@ pub(crate) struct Handoff {
 pub(crate) struct HandshakeFailure {
     pub error: Error,
     pub detail: FailureDetail,
+    /// The peer broke the protocol or refused us (not a timeout or a lost connection):
+    /// libzmq's `protocol_error`, after which a connecting session gives up rather than
+    /// reconnect (session_base_t::engine_error).
+    pub protocol: bool,
 }
 
 /// Which HANDSHAKE_FAILED_* event a failure reports, with its value.
@@ -88,6 +92,7 @@ impl From<Error> for HandshakeFailure {
         HandshakeFailure {
             error,
             detail: FailureDetail::NoDetail,
+            protocol: false,
         }
     }
 }
@@ -122,7 +127,7 @@ pub(crate) async fn handshake(
     stream: &mut AsyncStream,
     link: &SocketLink,
     endpoint: &str,
-) -> Result<(PeerInfo, Handoff)> {
+) -> std::result::Result<(PeerInfo, Handoff), HandshakeFailure> {
     if link.kind == SocketType::Stream {
         // Raw TCP: nothing to exchange, and libzmq reports no HANDSHAKE_SUCCEEDED.
         let handoff = Handoff {
@@ -146,8 +151,8 @@ pub(crate) async fn handshake(
             link.monitor.emit(EVENT_HANDSHAKE_SUCCEEDED, 0, endpoint);
             Ok(done)
         }
-        Err(HandshakeFailure { error, detail }) => {
-            match detail {
+        Err(failure) => {
+            match failure.detail {
                 FailureDetail::Protocol(code) => {
                     link.monitor
                         .emit(EVENT_HANDSHAKE_FAILED_PROTOCOL, code, endpoint);
@@ -157,11 +162,19 @@ pub(crate) async fn handshake(
                         .emit(EVENT_HANDSHAKE_FAILED_AUTH, status, endpoint);
                 }
                 FailureDetail::NoDetail => {
-                    link.monitor
-                        .emit_errno(EVENT_HANDSHAKE_FAILED_NO_DETAIL, &error, endpoint);
+                    link.monitor.emit_errno(
+                        EVENT_HANDSHAKE_FAILED_NO_DETAIL,
+                        &failure.error,
+                        endpoint,
+                    );
                 }
             }
-            Err(error)
+            // libzmq's engine reports every end of a connection, a failed handshake's too
+            // (stream_engine_base_t::error): test_stream_timeout waits for it after
+            // HANDSHAKE_IVL, on both the accepting and the connecting side.
+            link.monitor
+                .emit_fd(EVENT_DISCONNECTED, stream_fd(stream), endpoint);
+            Err(failure)
         }
     }
 }
@@ -190,14 +203,37 @@ async fn run_handshake(
             return Err(HandshakeFailure {
                 error: Error::ConnRefused,
                 detail: FailureDetail::Protocol(protocol_error::ZMTP_UNSPECIFIED),
+                protocol: true,
             });
         }
         if stream.read_buf(&mut (&mut input).limit(room)).await? == 0 {
-            return Err(Error::ConnReset.into());
+            return Err(peer_closed().into());
         }
         let mut result = hs.handle_input(&mut input);
         if let (Ok(()), Some(request)) = (&result, hs.take_zap_request()) {
-            result = match ask_zap(stream, link, &request).await {
+            let address = zap_address(stream);
+            let ask = ask_zap(&address, link, &request);
+            tokio::pin!(ask);
+            // libzmq's engine keeps reading while the handler thinks: a peer that goes away
+            // meanwhile ends the handshake now (EPIPE), not at HANDSHAKE_IVL, whether or not
+            // the handler ever answers (test_security_zap's handler that disconnects). What
+            // the peer sends meanwhile waits in `input` for the handshake.
+            let reply = loop {
+                let room = MAX_HANDSHAKE_INPUT.saturating_sub(input.len());
+                if room == 0 {
+                    break (&mut ask).await;
+                }
+                let mut limited = (&mut input).limit(room);
+                tokio::select! {
+                    reply = &mut ask => break reply,
+                    read = stream.read_buf(&mut limited) => {
+                        if read? == 0 {
+                            return Err(peer_closed().into());
+                        }
+                    }
+                }
+            };
+            result = match reply {
                 Ok(reply) => hs.handle_zap_reply(reply),
                 Err(HandshakeFailure {
                     error: Error::Fault,
@@ -220,6 +256,7 @@ async fn run_handshake(
             return Err(HandshakeFailure {
                 error,
                 detail: FailureDetail::from(&e),
+                protocol: true,
             });
         }
     }
@@ -235,7 +272,7 @@ async fn run_handshake(
 /// Asks the context's ZAP handler about the peer. No handler fails the handshake with EFAULT
 /// (HANDSHAKE_FAILED_NO_DETAIL), as libzmq's PLAIN server does.
 async fn ask_zap(
-    stream: &AsyncStream,
+    address: &str,
     link: &SocketLink,
     request: &ferromq_zmtp::ZapRequest,
 ) -> std::result::Result<
@@ -245,14 +282,6 @@ async fn ask_zap(
     if !link.zap.bound() {
         return Err(Error::Fault.into());
     }
-    // RFC 27: the client's IP address; libzmq sends an empty one for ipc.
-    let address = match stream {
-        AsyncStream::Tcp(s) => s
-            .peer_addr()
-            .map(|a| a.ip().to_string())
-            .unwrap_or_default(),
-        AsyncStream::Unix(_) => String::new(),
-    };
     let id = link.zap.request_id();
     let frames = request.frames(&ferromq_zmtp::ZapContext {
         request_id: &id,
@@ -262,6 +291,23 @@ async fn ask_zap(
     });
     let reply = link.zap.ask(id.clone(), frames).await?;
     Ok(ferromq_zmtp::zap::parse_reply(&reply, &id))
+}
+
+/// RFC 27's address frame: the client's IP address; libzmq sends an empty one for ipc.
+fn zap_address(stream: &AsyncStream) -> String {
+    match stream {
+        AsyncStream::Tcp(s) => s
+            .peer_addr()
+            .map(|a| a.ip().to_string())
+            .unwrap_or_default(),
+        AsyncStream::Unix(_) => String::new(),
+    }
+}
+
+/// The error of a peer that closed its end during the handshake: EPIPE, as libzmq's
+/// stream_engine_base_t::read reports it (HANDSHAKE_FAILED_NO_DETAIL's value).
+fn peer_closed() -> Error {
+    Error::Os(libc::EPIPE)
 }
 
 /// The stream's file descriptor, the value of fd-carrying monitor events.
@@ -382,6 +428,13 @@ impl Backoff {
         }
     }
 
+    /// Whether a failed or lost connection is tried again at all: libzmq reconnects only for
+    /// RECONNECT_IVL > 0 (session_base_t::reconnect, stream_connecter_base_t's timer); -1 (and
+    /// 0) leave the endpoint for good once its connection ends.
+    pub(crate) fn reconnects(&self) -> bool {
+        self.base > 0
+    }
+
     /// The next wait.
     pub(crate) fn next_delay(&mut self) -> Duration {
         let d = self.current;
@@ -414,5 +467,13 @@ mod tests {
         assert_eq!(b.next_delay().as_millis(), 100);
         let mut flat = Backoff::new(&Options::default());
         assert_eq!(flat.next_delay(), flat.next_delay());
+        assert!(flat.reconnects());
+        for ivl in [-1, 0] {
+            let o = Options {
+                reconnect_ivl: ivl,
+                ..Options::default()
+            };
+            assert!(!Backoff::new(&o).reconnects(), "{ivl}");
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! handing connections to I/O threads run on the context's tokio runtime. Each accepted
 //! connection is a session of its own, ended by `unbind()`.
 
-use std::net::TcpListener;
+use std::net::{IpAddr, TcpListener};
 use std::os::unix::net::UnixListener;
 use std::sync::{Arc, Mutex, Weak};
 
@@ -42,8 +42,26 @@ impl Bound {
     }
 }
 
+/// ZMQ_USE_FD: the listening socket the application made, adopted as the listener instead of
+/// a new one (libzmq's tcp/ipc_listener_t::set_local_address ignore the address then; the
+/// socket is closed with the listener, as there). `None` when the option is unset.
+fn adopted_fd(options: &Options) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let fd = options.use_fd;
+    // SAFETY: ZMQ_USE_FD's contract (libzmq's zmq_setsockopt(3)): the application hands the
+    // socket layer an open, bound, listening socket that it no longer uses itself, and the
+    // listener owns it from the bind on. The option checked it is not negative.
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
 /// Binds a TCP listener; returns it with its ZMQ_LAST_ENDPOINT.
 pub(crate) fn bind_tcp(addr: &TcpAddr, options: &Options) -> Result<(TcpListener, String)> {
+    if let Some(fd) = adopted_fd(options) {
+        let listener = TcpListener::from(fd);
+        listener.set_nonblocking(true)?;
+        let local = listener.local_addr()?;
+        return Ok((listener, tcp_endpoint_string(&local)));
+    }
     let sockaddr = addr.bind_addr(options.ipv6)?;
     let socket = RawSocket::new(Domain::for_address(sockaddr), Type::STREAM, None)?;
     socket.set_reuse_address(true)?;
@@ -104,6 +122,17 @@ impl ListenerCtl {
     }
 }
 
+/// ZMQ_USE_FD for ipc: the application's listening socket at `path`, which stays the
+/// application's to remove (libzmq does not unlink it either).
+pub(crate) fn adopt_ipc(path: &str, options: &Options) -> Result<Option<(UnixListener, IpcPath)>> {
+    let Some(fd) = adopted_fd(options) else {
+        return Ok(None);
+    };
+    let listener = UnixListener::from(fd);
+    listener.set_nonblocking(true)?;
+    Ok(Some((listener, IpcPath::unowned(path))))
+}
+
 /// Accepts until the endpoint is unbound or the socket closes.
 pub(crate) async fn accept_loop(
     link: SocketLink,
@@ -117,12 +146,15 @@ pub(crate) async fn accept_loop(
             let Ok(listener) = tokio::net::TcpListener::from_std(l) else {
                 return;
             };
+            let masks = tcp_masks(&link.options.tcp_accept_filters);
             loop {
                 let accepted = tokio::select! {
                     r = listener.accept() => r,
                     () = lctl.ctl.done() => break,
                 };
                 match accepted {
+                    // Closed at once, no event, as libzmq's tcp_listener_t::accept.
+                    Ok((_, peer)) if !tcp_admits(&masks, peer.ip()) => {}
                     Ok((stream, _)) => {
                         configure_tcp(&stream, &link.options);
                         spawn_session(&link, AsyncStream::Tcp(stream), &lctl, &endpoint);
@@ -139,6 +171,7 @@ pub(crate) async fn accept_loop(
                         () = lctl.ctl.done() => break,
                     };
                     match accepted {
+                        Ok((stream, _)) if !ipc_admits(&link.options, &stream) => {}
                         Ok((stream, _)) => {
                             spawn_session(&link, AsyncStream::Unix(stream), &lctl, &endpoint);
                         }
@@ -150,6 +183,107 @@ pub(crate) async fn accept_loop(
         }
     }
     drop(guard);
+}
+
+/// ZMQ_TCP_ACCEPT_FILTER's masks (address, prefix length), as the option checked them: no
+/// length is the whole address.
+fn tcp_masks(filters: &[bytes::Bytes]) -> Vec<(IpAddr, u32)> {
+    filters
+        .iter()
+        .filter_map(|f| {
+            let text = std::str::from_utf8(f).ok()?;
+            let (addr, bits) = match text.split_once('/') {
+                Some((a, b)) => (a, Some(b)),
+                None => (text, None),
+            };
+            let addr: IpAddr = addr.parse().ok()?;
+            let full = if addr.is_ipv6() { 128 } else { 32 };
+            let bits = bits.map_or(Some(full), |b| b.parse().ok())?;
+            Some((addr, bits))
+        })
+        .collect()
+}
+
+/// Whether a peer passes the accept filters: any mask of its address family whose first
+/// `bits` bits it shares (libzmq's tcp_address_mask_t::match_address; an IPv4 peer on a
+/// dual-stack socket arrives IPv4-mapped and, as there, matches only IPv6 masks). No masks:
+/// everyone.
+fn tcp_admits(masks: &[(IpAddr, u32)], peer: IpAddr) -> bool {
+    fn prefix(bits: u32, width: u32) -> u128 {
+        match bits {
+            0 => 0,
+            b => u128::MAX << (width - b.min(width)),
+        }
+    }
+    masks.is_empty()
+        || masks.iter().any(|&(addr, bits)| match (addr, peer) {
+            (IpAddr::V4(a), IpAddr::V4(p)) => {
+                u128::from(u32::from(a) ^ u32::from(p)) & prefix(bits, 32) == 0
+            }
+            (IpAddr::V6(a), IpAddr::V6(p)) => {
+                (u128::from(a) ^ u128::from(p)) & prefix(bits, 128) == 0
+            }
+            _ => false,
+        })
+}
+
+/// ZMQ_IPC_FILTER_UID/GID/PID, as libzmq's ipc_listener_t::filter on Linux: with any filter
+/// set, the peer's credentials (SO_PEERCRED) must name a listed uid, gid (its primary group,
+/// or a group listing the peer's user as a member) or pid; unreadable credentials refuse.
+/// libzmq asks NSS for the user and group entries; this reads /etc/passwd and /etc/group.
+fn ipc_admits(options: &Options, stream: &tokio::net::UnixStream) -> bool {
+    let (uids, gids, pids) = (
+        &options.ipc_filter_uid,
+        &options.ipc_filter_gid,
+        &options.ipc_filter_pid,
+    );
+    if uids.is_empty() && gids.is_empty() && pids.is_empty() {
+        return true;
+    }
+    let Ok(cred) = stream.peer_cred() else {
+        return false;
+    };
+    let listed = |set: &[i32], id: u32| i32::try_from(id).is_ok_and(|id| set.contains(&id));
+    if listed(uids, cred.uid())
+        || listed(gids, cred.gid())
+        || cred.pid().is_some_and(|pid| pids.contains(&pid))
+    {
+        return true;
+    }
+    if gids.is_empty() {
+        return false;
+    }
+    let Some(user) = user_name(cred.uid()) else {
+        return false;
+    };
+    group_members_file(gids, &user)
+}
+
+/// The name /etc/passwd gives `uid`.
+fn user_name(uid: u32) -> Option<String> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        let name = fields.next()?;
+        let id: u32 = fields.nth(1)?.parse().ok()?;
+        (id == uid).then(|| name.to_owned())
+    })
+}
+
+/// Whether /etc/group lists `user` as a member of one of `gids`.
+fn group_members_file(gids: &[i32], user: &str) -> bool {
+    let Ok(groups) = std::fs::read_to_string("/etc/group") else {
+        return false;
+    };
+    groups.lines().any(|line| {
+        let mut fields = line.split(':');
+        let (Some(_), Some(_), Some(gid), Some(members)) =
+            (fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            return false;
+        };
+        gid.parse::<i32>().is_ok_and(|g| gids.contains(&g)) && members.split(',').any(|m| m == user)
+    })
 }
 
 /// After an accept error (EMFILE ...) report it and wait a little instead of spinning.
@@ -178,10 +312,10 @@ async fn serve(
 ) {
     let fd = stream_fd(&stream);
     let hs = tokio::select! {
-        r = handshake(&mut stream, &link, &endpoint) => r,
-        () = ctl.done() => Err(Error::Term),
+        r = handshake(&mut stream, &link, &endpoint) => r.ok(),
+        () = ctl.done() => None,
     };
-    let Ok((peer, handoff)) = hs else {
+    let Some((peer, handoff)) = hs else {
         return;
     };
     let id = link.next_pipe_id();
@@ -204,5 +338,62 @@ async fn serve(
                 .emit(EVENT_HANDSHAKE_FAILED_PROTOCOL, code, &endpoint);
         }
         link.monitor.emit_fd(EVENT_DISCONNECTED, fd, &endpoint);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ZMQ_USE_FD: bind adopts the application's listening socket, whatever address it is
+    /// given, and reports the socket's own (libzmq's test_use_fd).
+    #[test]
+    fn use_fd_adopts_the_listening_socket() {
+        use crate::{Context, RecvFlags, SendFlags, SocketType};
+        use std::os::fd::IntoRawFd;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let ctx = Context::new();
+        let mut rep = ctx.socket(SocketType::Pair).unwrap();
+        rep.set_rcvtimeo(5000).unwrap();
+        let fd = listener.into_raw_fd();
+        rep.set_option_raw(crate::option::ZMQ_USE_FD, &fd.to_ne_bytes())
+            .unwrap();
+        rep.bind("tcp://127.0.0.1:1").unwrap();
+        let endpoint = format!("tcp://{addr}");
+        assert_eq!(rep.last_endpoint().unwrap(), endpoint);
+        let mut req = ctx.socket(SocketType::Pair).unwrap();
+        req.connect(&endpoint).unwrap();
+        req.send("hi", SendFlags::empty()).unwrap();
+        assert_eq!(rep.recv(RecvFlags::empty()).unwrap().as_slice(), b"hi");
+    }
+
+    /// ZMQ_TCP_ACCEPT_FILTER as libzmq matches it (test_tcp_accept_filter's masks): prefix
+    /// lengths, whole addresses, families apart, no masks admitting all.
+    #[test]
+    fn accept_filter_masks() {
+        let masks = |list: &[&str]| {
+            let filters: Vec<bytes::Bytes> = list
+                .iter()
+                .map(|f| bytes::Bytes::copy_from_slice(f.as_bytes()))
+                .collect();
+            tcp_masks(&filters)
+        };
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        assert!(tcp_admits(&masks(&[]), ip("10.1.2.3")));
+        let m = masks(&["127.0.0.255/32"]);
+        assert!(!tcp_admits(&m, ip("127.0.0.1")));
+        assert!(tcp_admits(&m, ip("127.0.0.255")));
+        let m = masks(&["127.0.0.0/8"]);
+        assert!(tcp_admits(&m, ip("127.9.9.9")));
+        assert!(!tcp_admits(&m, ip("128.0.0.1")));
+        assert!(!tcp_admits(&m, ip("::ffff:127.0.0.1")), "families apart");
+        assert!(tcp_admits(&masks(&["0.0.0.0/0"]), ip("8.8.8.8")));
+        assert!(tcp_admits(&masks(&["127.0.0.1"]), ip("127.0.0.1")));
+        let m = masks(&["10.0.0.0/8", "::1"]);
+        assert!(tcp_admits(&m, ip("::1")));
+        assert!(!tcp_admits(&m, ip("::2")));
+        assert!(tcp_admits(&masks(&["fe80::/10"]), ip("fe80::1")));
+        assert!(!tcp_admits(&masks(&["fe80::/10"]), ip("fec0::1")));
     }
 }

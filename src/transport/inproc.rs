@@ -1,6 +1,8 @@
 //! `inproc://`: pipes straight between two sockets of one context, no I/O thread. A
 //! connect before the bind creates the pipes at once (so sends queue) and parks the far ends
-//! in the registry until the name is bound, as libzmq 4.x does.
+//! in the registry until the name is bound, as libzmq 4.x does. Like libzmq, inproc does not
+//! check that the two socket types fit (only a ZMTP handshake does): libzmq's own
+//! test_inproc_connect connects PAIR sockets to a PULL and expects the messages.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -101,9 +103,6 @@ impl InprocRegistry {
         names.insert(name.to_owned(), Entry::Bound(binder.clone()));
         drop(names);
         for p in parked {
-            if !binder.kind.is_compatible(p.connector.kind) {
-                continue;
-            }
             p.connector.mailbox.send(SocketCommand::Identify {
                 id: p.far_id - 1,
                 metadata: binder.metadata(),
@@ -166,15 +165,10 @@ impl InprocRegistry {
             _ => None,
         };
         let (out_hwm, in_hwm) = match &binder {
-            Some(b) => {
-                if !connector.kind.is_compatible(b.kind) {
-                    return Err(Error::NoCompatProto);
-                }
-                (
-                    inproc_hwm(connector.sndhwm, b.rcvhwm),
-                    inproc_hwm(b.sndhwm, connector.rcvhwm),
-                )
-            }
+            Some(b) => (
+                inproc_hwm(connector.sndhwm, b.rcvhwm),
+                inproc_hwm(b.sndhwm, connector.rcvhwm),
+            ),
             None => (
                 usize::try_from(connector.sndhwm).unwrap_or(0),
                 usize::try_from(connector.rcvhwm).unwrap_or(0),
@@ -220,6 +214,28 @@ impl InprocRegistry {
 #[cfg(test)]
 mod tests {
     use crate::{Context, RecvFlags, SendFlags, SocketType};
+
+    /// Socket types are not matched over inproc, as in libzmq: PAIR sockets that connect to a
+    /// PULL before and after its bind both deliver (libzmq's test_inproc_connect relies on it).
+    #[test]
+    fn inproc_does_not_match_socket_types() {
+        let ctx = Context::new();
+        let mut early = ctx.socket(SocketType::Pair).unwrap();
+        early.connect("inproc://unit-any-types").unwrap();
+        early.send("early", SendFlags::empty()).unwrap();
+        let mut pull = ctx.socket(SocketType::Pull).unwrap();
+        pull.set_rcvtimeo(5000).unwrap();
+        pull.bind("inproc://unit-any-types").unwrap();
+        let mut late = ctx.socket(SocketType::Pair).unwrap();
+        late.connect("inproc://unit-any-types").unwrap();
+        late.send("late", SendFlags::empty()).unwrap();
+        let mut got = Vec::new();
+        for _ in 0..2 {
+            got.push(pull.recv(RecvFlags::empty()).unwrap().as_slice().to_vec());
+        }
+        got.sort();
+        assert_eq!(got, [b"early".to_vec(), b"late".to_vec()]);
+    }
 
     /// A ROUTER learns an inproc DEALER's routing id from what `InprocSide::metadata`
     /// announces, whether the DEALER connected after the bind or before it (the parked

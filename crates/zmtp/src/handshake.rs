@@ -335,10 +335,12 @@ impl Handshake {
         let reply = reply.map_err(HandshakeError::ZapReply)?;
         if reply.status != 200 {
             let status = reply.status;
-            if matches!(self.security, Security::PlainServer) {
+            if status == 300 {
+                // libzmq's servers, NULL, PLAIN and CURVE alike, send no ERROR for a
+                // temporary failure: the client is dropped silently, as the CurveZMQ RFC asks
+                // (zap_client_common_handshake_t::handle_zap_status_code), and may try again.
+            } else if matches!(self.security, Security::PlainServer) {
                 self.queue_body(&crate::plain::libzmq_error_body(status));
-            } else if matches!(self.security, Security::Null) && status == 300 {
-                // libzmq's NULL sends no ERROR for a temporary failure.
             } else {
                 self.queue_command(&Command::Error(Bytes::from(status.to_string())));
             }
@@ -708,12 +710,14 @@ impl Handshake {
             .map_or(MAX_HANDSHAKE_FRAME, |m| m.min(MAX_HANDSHAKE_FRAME))
     }
 
-    /// ZMTP 1.0 and 2.0 have no security mechanism: with PLAIN or CURVE configured, such a
-    /// peer would get in unauthenticated and unencrypted, so it is refused, as libzmq refuses
-    /// it when ZAP is enabled (src/zmtp_engine.cpp `handshake_v1_0*`, `handshake_v2_0`).
+    /// ZMTP 1.0 and 2.0 have no security mechanism and no ZAP: with PLAIN or CURVE
+    /// configured, or NULL with a ZAP domain, such a peer would get in without the
+    /// authentication asked for, so it is refused, as libzmq refuses it when ZAP is enabled
+    /// (src/zmtp_engine.cpp `handshake_v1_0*`, `handshake_v2_0`; `zap_enabled` is "mechanism
+    /// not NULL or ZAP_DOMAIN set", whether or not a handler is bound).
     fn refuse_downgrade(&self) -> Result<(), HandshakeError> {
         match self.security {
-            Security::Null => Ok(()),
+            Security::Null if !self.zap_domain => Ok(()),
             _ => Err(HandshakeError::SecurityNeedsZmtp3),
         }
     }
@@ -1140,7 +1144,8 @@ mod tests {
     }
 
     /// A refusing ZAP handler: the server sends ERROR with the status, both sides fail with it
-    /// as an authentication failure.
+    /// as an authentication failure; for 300 (temporary) the server sends nothing, as libzmq's
+    /// (test_security_zap's temporary_failure cases expect no event on the client).
     #[test]
     fn plain_zap_refusal_reaches_both_sides() {
         for status in [300, 400, 500] {
@@ -1151,7 +1156,12 @@ mod tests {
             cfg.security = Security::PlainServer;
             let mut server = Handshake::new(cfg);
             let (rc, rs) = pump_zap(&mut client, &mut server, 16, status);
-            assert_eq!(rc.unwrap_err().auth_status(), Some(u32::from(status)));
+            if status == 300 {
+                assert_eq!(rc, Ok(()), "no ERROR for a temporary failure");
+                assert!(!client.is_complete());
+            } else {
+                assert_eq!(rc.unwrap_err().auth_status(), Some(u32::from(status)));
+            }
             assert_eq!(rs.unwrap_err().auth_status(), Some(u32::from(status)));
         }
         let mut cfg = HandshakeConfig::new(SocketType::Router);
@@ -1481,6 +1491,15 @@ mod tests {
                 let e = h.handle_input(&mut BytesMut::from(peer)).unwrap_err();
                 assert_eq!(e, HandshakeError::SecurityNeedsZmtp3, "{peer:?}");
             }
+        }
+        // NULL with a ZAP domain too, as libzmq's test_security_null test_vanilla_socket
+        // expects; NULL without one still talks to them.
+        for zap_domain in [true, false] {
+            let mut cfg = HandshakeConfig::new(SocketType::Dealer);
+            cfg.zap_domain = zap_domain;
+            let mut h = Handshake::new(cfg);
+            let r = h.handle_input(&mut BytesMut::from(&b"\x01\x00"[..]));
+            assert_eq!(r.is_err(), zap_domain, "{r:?}");
         }
     }
 
