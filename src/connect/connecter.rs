@@ -10,9 +10,8 @@ use crate::connect::connection::{
     configure_tcp, handshake, run_engine, stream_fd, Backoff, SocketLink,
 };
 use crate::connect::connection_props::connection_metadata;
-use crate::connect::endpoint::{Endpoint, TcpAddr};
-use crate::connect::socks;
-use crate::error::{Error, Result};
+use crate::connect::endpoint::TcpAddr;
+use crate::error::Result;
 use crate::io::engine::EngineEnd;
 use crate::io::monitor::{
     EVENT_CONNECTED, EVENT_CONNECT_DELAYED, EVENT_CONNECT_RETRIED, EVENT_DISCONNECTED,
@@ -42,61 +41,40 @@ async fn open(
     on_delayed: impl FnOnce(i32),
 ) -> Result<AsyncStream> {
     match target {
-        Target::Tcp(addr) if !options.socks_proxy.is_empty() => {
-            let proxy = std::str::from_utf8(&options.socks_proxy)
-                .ok()
-                .and_then(|p| match Endpoint::parse(&format!("tcp://{p}")) {
-                    Ok(Endpoint::Tcp(proxy)) => Some(proxy),
-                    _ => None,
-                })
-                .ok_or(Error::Invalid)?;
-            let mut stream = connect_tcp(&proxy, options, on_delayed).await?;
-            socks::connect_through(&mut stream, addr).await?;
+        Target::Tcp(addr) => {
+            let dest = addr.connect_addr(options.ipv6)?;
+            let socket = socket2::Socket::new(
+                socket2::Domain::for_address(dest),
+                socket2::Type::STREAM.nonblocking().cloexec(),
+                Some(socket2::Protocol::TCP),
+            )?;
+            if let Some(src) = addr.source_addr(options.ipv6)? {
+                // As libzmq: several connections may share one fixed source address and port
+                // (to different servers), and a source port in TIME_WAIT can be reused.
+                socket.set_reuse_address(true)?;
+                socket.bind(&src.into())?;
+            }
+            let delayed = match socket.connect(&dest.into()) {
+                Ok(()) => false,
+                Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => true,
+                Err(e) => return Err(e.into()),
+            };
+            let stream = tokio::net::TcpStream::from_std(std::net::TcpStream::from(socket))?;
+            if delayed {
+                on_delayed(libc::EINPROGRESS);
+                stream.writable().await?;
+                if let Some(e) = stream.take_error()? {
+                    return Err(e.into());
+                }
+                // A refused connect can also show as writable with no pending error yet:
+                // peer_addr fails unless the connection is really established.
+                stream.peer_addr()?;
+            }
+            configure_tcp(&stream, options);
             Ok(AsyncStream::Tcp(stream))
         }
-        Target::Tcp(addr) => Ok(AsyncStream::Tcp(
-            connect_tcp(addr, options, on_delayed).await?,
-        )),
         Target::Ipc(path) => Ok(AsyncStream::Unix(ipc_connect(path)?)),
     }
-}
-
-/// A tcp connection to `addr` (from its source address, if it names one).
-async fn connect_tcp(
-    addr: &TcpAddr,
-    options: &Options,
-    on_delayed: impl FnOnce(i32),
-) -> Result<tokio::net::TcpStream> {
-    let dest = addr.connect_addr(options.ipv6)?;
-    let socket = socket2::Socket::new(
-        socket2::Domain::for_address(dest),
-        socket2::Type::STREAM.nonblocking().cloexec(),
-        Some(socket2::Protocol::TCP),
-    )?;
-    if let Some(src) = addr.source_addr(options.ipv6)? {
-        // As libzmq: several connections may share one fixed source address and port
-        // (to different servers), and a source port in TIME_WAIT can be reused.
-        socket.set_reuse_address(true)?;
-        socket.bind(&src.into())?;
-    }
-    let delayed = match socket.connect(&dest.into()) {
-        Ok(()) => false,
-        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => true,
-        Err(e) => return Err(e.into()),
-    };
-    let stream = tokio::net::TcpStream::from_std(std::net::TcpStream::from(socket))?;
-    if delayed {
-        on_delayed(libc::EINPROGRESS);
-        stream.writable().await?;
-        if let Some(e) = stream.take_error()? {
-            return Err(e.into());
-        }
-        // A refused connect can also show as writable with no pending error yet:
-        // peer_addr fails unless the connection is really established.
-        stream.peer_addr()?;
-    }
-    configure_tcp(&stream, options);
-    Ok(stream)
 }
 
 /// The pipes held between connections, with their id.
