@@ -20,7 +20,7 @@ use crate::api::send_error::SendError;
 use crate::connect::connecter::{connect_loop, Target};
 use crate::connect::connection::SocketLink;
 use crate::connect::endpoint::{resolve_for_unbind, Endpoint};
-use crate::connect::listener::{accept_loop, adopt_ipc, bind_tcp, Bound, ListenerCtl};
+use crate::connect::listener::{accept_loop, bind_tcp, Bound, ListenerCtl};
 use crate::error::{Error, Result};
 use crate::io::monitor::{EventSink, MonitorHub, EVENT_BIND_FAILED, EVENT_CLOSED, EVENT_LISTENING};
 use crate::io::peer::{socket_pipes, PipeId};
@@ -232,12 +232,8 @@ impl Socket {
                 self.start_listener(resolved, Bound::Tcp(listener))?
             }
             Endpoint::Ipc(path) => {
-                let (listener, path) = match adopt_ipc(&path, &self.options)? {
-                    Some(adopted) => adopted,
-                    None => ipc_bind(&path).inspect_err(|e| {
-                        self.monitor.emit_errno(EVENT_BIND_FAILED, e, endpoint);
-                    })?,
-                };
+                let (listener, path) = ipc_bind(&path)
+                    .inspect_err(|e| self.monitor.emit_errno(EVENT_BIND_FAILED, e, endpoint))?;
                 let resolved = format!("ipc://{}", path.path);
                 self.start_listener(resolved, Bound::Ipc(listener, path))?
             }

@@ -42,26 +42,8 @@ impl Bound {
     }
 }
 
-/// ZMQ_USE_FD: the listening socket the application made, adopted as the listener instead of
-/// a new one (libzmq's tcp/ipc_listener_t::set_local_address ignore the address then; the
-/// socket is closed with the listener, as there). `None` when the option is unset.
-fn adopted_fd(options: &Options) -> Option<std::os::fd::OwnedFd> {
-    use std::os::fd::FromRawFd;
-    let fd = options.use_fd;
-    // SAFETY: ZMQ_USE_FD's contract (libzmq's zmq_setsockopt(3)): the application hands the
-    // socket layer an open, bound, listening socket that it no longer uses itself, and the
-    // listener owns it from the bind on. The option checked it is not negative.
-    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
-}
-
 /// Binds a TCP listener; returns it with its ZMQ_LAST_ENDPOINT.
 pub(crate) fn bind_tcp(addr: &TcpAddr, options: &Options) -> Result<(TcpListener, String)> {
-    if let Some(fd) = adopted_fd(options) {
-        let listener = TcpListener::from(fd);
-        listener.set_nonblocking(true)?;
-        let local = listener.local_addr()?;
-        return Ok((listener, tcp_endpoint_string(&local)));
-    }
     let sockaddr = addr.bind_addr(options.ipv6)?;
     let socket = RawSocket::new(Domain::for_address(sockaddr), Type::STREAM, None)?;
     socket.set_reuse_address(true)?;
@@ -120,17 +102,6 @@ impl ListenerCtl {
             s.close(linger);
         }
     }
-}
-
-/// ZMQ_USE_FD for ipc: the application's listening socket at `path`, which stays the
-/// application's to remove (libzmq does not unlink it either).
-pub(crate) fn adopt_ipc(path: &str, options: &Options) -> Result<Option<(UnixListener, IpcPath)>> {
-    let Some(fd) = adopted_fd(options) else {
-        return Ok(None);
-    };
-    let listener = UnixListener::from(fd);
-    listener.set_nonblocking(true)?;
-    Ok(Some((listener, IpcPath::unowned(path))))
 }
 
 /// Accepts until the endpoint is unbound or the socket closes.
@@ -344,29 +315,6 @@ async fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// ZMQ_USE_FD: bind adopts the application's listening socket, whatever address it is
-    /// given, and reports the socket's own (libzmq's test_use_fd).
-    #[test]
-    fn use_fd_adopts_the_listening_socket() {
-        use crate::{Context, RecvFlags, SendFlags, SocketType};
-        use std::os::fd::IntoRawFd;
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let ctx = Context::new();
-        let mut rep = ctx.socket(SocketType::Pair).unwrap();
-        rep.set_rcvtimeo(5000).unwrap();
-        let fd = listener.into_raw_fd();
-        rep.set_option_raw(crate::option::ZMQ_USE_FD, &fd.to_ne_bytes())
-            .unwrap();
-        rep.bind("tcp://127.0.0.1:1").unwrap();
-        let endpoint = format!("tcp://{addr}");
-        assert_eq!(rep.last_endpoint().unwrap(), endpoint);
-        let mut req = ctx.socket(SocketType::Pair).unwrap();
-        req.connect(&endpoint).unwrap();
-        req.send("hi", SendFlags::empty()).unwrap();
-        assert_eq!(rep.recv(RecvFlags::empty()).unwrap().as_slice(), b"hi");
-    }
 
     /// ZMQ_TCP_ACCEPT_FILTER as libzmq matches it (test_tcp_accept_filter's masks): prefix
     /// lengths, whole addresses, families apart, no masks admitting all.

@@ -75,14 +75,6 @@ impl IpcPath {
     /// Removes the socket file if it is still the one this listener created. (libzmq unlinks
     /// unconditionally, so a socket closed and rebound at once could lose its new file to the
     /// old listener's late cleanup.)
-    /// A path whose socket file belongs to someone else (ZMQ_USE_FD): never removed.
-    pub(crate) fn unowned(path: &str) -> IpcPath {
-        IpcPath {
-            path: path.to_owned(),
-            file: None,
-        }
-    }
-
     pub(crate) fn cleanup(&self) {
         self.cleanup_with(|| {});
     }
