@@ -445,7 +445,7 @@ options! {
         Rule::Int { min: 1, max: ANY }, Types::ALL, true, StoredOnly;
     /// `ZMQ_USE_FD`: bind on this already-open listening descriptor (-1 = none).
     ZMQ_USE_FD = 89 => use_fd: i32 = -1, "fd", Rule::Int { min: -1, max: ANY }, Types::ALL,
-        true, StoredOnly;
+        true, Implemented;
     /// `ZMQ_BINDTODEVICE`: SO_BINDTODEVICE for tcp connections and listeners.
     ZMQ_BINDTODEVICE = 92 => bindtodevice: Bytes = Bytes::new(), "",
         Rule::Text { max: 16, null_clears: true }, Types::ALL, true, StoredOnly;
