@@ -31,16 +31,19 @@ enum Behaviour {
     Silent,
 }
 
+/// The destinations a proxy was asked for: (address type, address bytes, port).
+type Requests = Mutex<Vec<(u8, Vec<u8>, u16)>>;
+/// The username and password each authenticating client sent.
+type Logins = Mutex<Vec<(Vec<u8>, Vec<u8>)>>;
+
 /// A SOCKS5 proxy: the first connections get `first`, one each, then every later one relays.
 /// It resolves `dest.test` to 127.0.0.1 itself, so a connect to that name works only through
 /// it.
 struct Proxy {
     addr: SocketAddr,
     accepted: Arc<AtomicUsize>,
-    /// The destinations asked for: (address type, address bytes, port).
-    requests: Arc<Mutex<Vec<(u8, Vec<u8>, u16)>>>,
-    /// The username and password each authenticated client sent.
-    logins: Arc<Mutex<Vec<(Vec<u8>, Vec<u8>)>>>,
+    requests: Arc<Requests>,
+    logins: Arc<Logins>,
 }
 
 impl Proxy {
@@ -88,8 +91,8 @@ fn serve(
     mut client: TcpStream,
     behaviour: Behaviour,
     credentials: Option<(&[u8], &[u8])>,
-    requests: &Mutex<Vec<(u8, Vec<u8>, u16)>>,
-    logins: &Mutex<Vec<(Vec<u8>, Vec<u8>)>>,
+    requests: &Requests,
+    logins: &Logins,
 ) -> std::io::Result<()> {
     let head = read_n(&mut client, 2)?;
     assert_eq!(head[0], 5, "greeting version");
