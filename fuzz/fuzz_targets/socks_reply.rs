@@ -81,7 +81,11 @@ fn run(data: &[u8]) {
                     other => panic!("done after address type {other}"),
                 };
                 assert!(reply_len <= MAX_REPLY);
-                assert_eq!(taken, reply_at + reply_len, "took more or less than the answers");
+                assert_eq!(
+                    taken,
+                    reply_at + reply_len,
+                    "took more or less than the answers"
+                );
                 assert_eq!(reply[1], 0, "done after a refusal");
                 assert_eq!(client.needed(), 0);
                 let mut rest = pending.clone();
