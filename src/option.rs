@@ -402,7 +402,7 @@ options! {
         Types::ALL, true, Implemented, typed std::time::Duration;
     /// `ZMQ_SOCKS_PROXY`: connect through this SOCKS5 proxy.
     ZMQ_SOCKS_PROXY = 68 => socks_proxy: Bytes = Bytes::new(), "",
-        Rule::Text { max: usize::MAX, null_clears: true }, Types::ALL, true, StoredOnly;
+        Rule::Text { max: usize::MAX, null_clears: true }, Types::ALL, true, Implemented;
     /// `ZMQ_XPUB_NODROP`: XPUB/PUB block (EAGAIN) instead of dropping at SNDHWM.
     ZMQ_XPUB_NODROP = 69 => xpub_nodrop: Held = Held, "bool", Rule::FlagNonNegative,
         Types::XPUB, false, Implemented, typed bool;
@@ -445,7 +445,7 @@ options! {
         Rule::Int { min: 1, max: ANY }, Types::ALL, true, StoredOnly;
     /// `ZMQ_USE_FD`: bind on this already-open listening descriptor (-1 = none).
     ZMQ_USE_FD = 89 => use_fd: i32 = -1, "fd", Rule::Int { min: -1, max: ANY }, Types::ALL,
-        true, StoredOnly;
+        true, Implemented;
     /// `ZMQ_BINDTODEVICE`: SO_BINDTODEVICE for tcp connections and listeners.
     ZMQ_BINDTODEVICE = 92 => bindtodevice: Bytes = Bytes::new(), "",
         Rule::Text { max: 16, null_clears: true }, Types::ALL, true, StoredOnly;
@@ -459,6 +459,13 @@ options! {
     /// `ZMQ_MULTICAST_LOOP` (draft number; pgm/norm only).
     ZMQ_MULTICAST_LOOP = 96 => multicast_loop: bool = true, "bool", Rule::FlagAny, Types::ALL,
         true, StoredOnly;
+    /// `ZMQ_SOCKS_USERNAME` (draft number, answered by non-draft libzmq 4.3 too): offer the
+    /// SOCKS5 proxy username/password authentication with this name (empty: none).
+    ZMQ_SOCKS_USERNAME = 99 => socks_username: Secret = Secret::default(), "",
+        Rule::TextOrEmpty { max: 255 }, Types::ALL, true, Implemented;
+    /// `ZMQ_SOCKS_PASSWORD` (draft number, as the username): the password that goes with it.
+    ZMQ_SOCKS_PASSWORD = 100 => socks_password: Secret = Secret::default(), "",
+        Rule::TextOrEmpty { max: 255 }, Types::ALL, true, Implemented;
 }
 
 /// Reads an option from `TABLE`'s slots after the caller checked the socket type.

@@ -8,6 +8,7 @@
 
 use std::mem::ManuallyDrop;
 use std::os::fd::RawFd;
+use std::os::unix::net::UnixListener;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,7 +21,9 @@ use crate::api::send_error::SendError;
 use crate::connect::connecter::{connect_loop, Target};
 use crate::connect::connection::SocketLink;
 use crate::connect::endpoint::{resolve_for_unbind, Endpoint};
-use crate::connect::listener::{accept_loop, bind_tcp, Bound, ListenerCtl};
+use crate::connect::listener::{
+    accept_loop, adopt_listener, adopt_tcp, bind_tcp, Bound, FdKind, ListenerCtl,
+};
 use crate::error::{Error, Result};
 use crate::io::monitor::{EventSink, MonitorHub, EVENT_BIND_FAILED, EVENT_CLOSED, EVENT_LISTENING};
 use crate::io::peer::{socket_pipes, PipeId};
@@ -34,7 +37,7 @@ use crate::pattern::mailbox::{socket_core, Core, Mailbox, Owner};
 use crate::pattern::Lent;
 use crate::runtime::CtxInner;
 use crate::transport::inproc::InprocSide;
-use crate::transport::ipc::ipc_bind;
+use crate::transport::ipc::{ipc_bind, IpcPath};
 
 #[derive(Debug)]
 enum Binding {
@@ -216,6 +219,17 @@ impl Socket {
         if self.ctx.is_terminated() {
             return Err(Error::Term);
         }
+        if self.options.use_fd != -1
+            && let Some(address) = endpoint.strip_prefix("tcp://")
+            && !address.is_empty()
+        {
+            // libzmq's tcp listener ignores the address when it has USE_FD.
+            let fd = self.options.use_fd;
+            let (listener, resolved) = adopt_tcp(fd, self.holds_fd(fd))
+                .inspect_err(|e| self.monitor.emit_errno(EVENT_BIND_FAILED, e, endpoint))?;
+            self.last_endpoint = self.start_listener(resolved, Bound::Tcp(listener))?;
+            return Ok(());
+        }
         let resolved = match Endpoint::parse(endpoint)? {
             Endpoint::Inproc(name) => {
                 self.ctx.inproc.bind(&name, self.inproc_side())?;
@@ -231,6 +245,15 @@ impl Socket {
                     .inspect_err(|e| self.monitor.emit_errno(EVENT_BIND_FAILED, e, endpoint))?;
                 self.start_listener(resolved, Bound::Tcp(listener))?
             }
+            Endpoint::Ipc(path) if self.options.use_fd != -1 => {
+                // libzmq: the path is only what ZMQ_LAST_ENDPOINT says (`*` included).
+                let fd = self.options.use_fd;
+                let listener = adopt_listener(fd, FdKind::Ipc, self.holds_fd(fd))
+                    .map(UnixListener::from)
+                    .inspect_err(|e| self.monitor.emit_errno(EVENT_BIND_FAILED, e, endpoint))?;
+                let resolved = format!("ipc://{path}");
+                self.start_listener(resolved, Bound::Ipc(listener, IpcPath::adopted(&path)))?
+            }
             Endpoint::Ipc(path) => {
                 let (listener, path) = ipc_bind(&path)
                     .inspect_err(|e| self.monitor.emit_errno(EVENT_BIND_FAILED, e, endpoint))?;
@@ -240,6 +263,11 @@ impl Socket {
         };
         self.last_endpoint = resolved;
         Ok(())
+    }
+
+    /// Whether a listener of this socket owns descriptor `fd` (ZMQ_USE_FD bound twice).
+    fn holds_fd(&self, fd: RawFd) -> bool {
+        self.binds.iter().any(|b| b.fd == Some(fd))
     }
 
     fn start_listener(&mut self, resolved: String, bound: Bound) -> Result<String> {

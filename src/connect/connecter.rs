@@ -11,6 +11,7 @@ use crate::connect::connection::{
 };
 use crate::connect::connection_props::connection_metadata;
 use crate::connect::endpoint::TcpAddr;
+use crate::connect::socks;
 use crate::error::Result;
 use crate::io::engine::EngineEnd;
 use crate::io::monitor::{
@@ -32,49 +33,67 @@ pub(crate) enum Target {
     Ipc(String),
 }
 
-/// Opens the transport connection. A tcp connect is started non-blocking by hand (not through
-/// tokio's `TcpSocket::connect`) so that, as in libzmq, `on_delayed` hears of the EINPROGRESS
-/// step (ZMQ_EVENT_CONNECT_DELAYED) before the wait for the connection to complete.
+/// Opens the transport connection: straight to the endpoint, or for tcp with ZMQ_SOCKS_PROXY
+/// through the proxy, whose SOCKS5 exchange is done before this returns (libzmq reports
+/// ZMQ_EVENT_CONNECTED only then).
 async fn open(
     target: &Target,
     options: &Options,
     on_delayed: impl FnOnce(i32),
 ) -> Result<AsyncStream> {
     match target {
-        Target::Tcp(addr) => {
-            let dest = addr.connect_addr(options.ipv6)?;
-            let socket = socket2::Socket::new(
-                socket2::Domain::for_address(dest),
-                socket2::Type::STREAM.nonblocking().cloexec(),
-                Some(socket2::Protocol::TCP),
-            )?;
-            if let Some(src) = addr.source_addr(options.ipv6)? {
-                // As libzmq: several connections may share one fixed source address and port
-                // (to different servers), and a source port in TIME_WAIT can be reused.
-                socket.set_reuse_address(true)?;
-                socket.bind(&src.into())?;
-            }
-            let delayed = match socket.connect(&dest.into()) {
-                Ok(()) => false,
-                Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => true,
-                Err(e) => return Err(e.into()),
-            };
-            let stream = tokio::net::TcpStream::from_std(std::net::TcpStream::from(socket))?;
-            if delayed {
-                on_delayed(libc::EINPROGRESS);
-                stream.writable().await?;
-                if let Some(e) = stream.take_error()? {
-                    return Err(e.into());
-                }
-                // A refused connect can also show as writable with no pending error yet:
-                // peer_addr fails unless the connection is really established.
-                stream.peer_addr()?;
-            }
-            configure_tcp(&stream, options);
+        Target::Tcp(addr) if !options.socks_proxy.is_empty() => {
+            let proxy = socks::proxy_addr(options)?;
+            let client = socks::client_for(addr, options)?;
+            let mut stream = tcp_connect(&proxy, options, on_delayed).await?;
+            socks::negotiate(&mut stream, client, options).await?;
             Ok(AsyncStream::Tcp(stream))
         }
+        Target::Tcp(addr) => Ok(AsyncStream::Tcp(
+            tcp_connect(addr, options, on_delayed).await?,
+        )),
         Target::Ipc(path) => Ok(AsyncStream::Unix(ipc_connect(path)?)),
     }
+}
+
+/// A tcp connect, started non-blocking by hand (not through tokio's `TcpSocket::connect`) so
+/// that, as in libzmq, `on_delayed` hears of the EINPROGRESS step (ZMQ_EVENT_CONNECT_DELAYED)
+/// before the wait for the connection to complete.
+async fn tcp_connect(
+    addr: &TcpAddr,
+    options: &Options,
+    on_delayed: impl FnOnce(i32),
+) -> Result<tokio::net::TcpStream> {
+    let dest = addr.connect_addr(options.ipv6)?;
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(dest),
+        socket2::Type::STREAM.nonblocking().cloexec(),
+        Some(socket2::Protocol::TCP),
+    )?;
+    if let Some(src) = addr.source_addr(options.ipv6)? {
+        // As libzmq: several connections may share one fixed source address and port
+        // (to different servers), and a source port in TIME_WAIT can be reused.
+        socket.set_reuse_address(true)?;
+        socket.bind(&src.into())?;
+    }
+    let delayed = match socket.connect(&dest.into()) {
+        Ok(()) => false,
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => true,
+        Err(e) => return Err(e.into()),
+    };
+    let stream = tokio::net::TcpStream::from_std(std::net::TcpStream::from(socket))?;
+    if delayed {
+        on_delayed(libc::EINPROGRESS);
+        stream.writable().await?;
+        if let Some(e) = stream.take_error()? {
+            return Err(e.into());
+        }
+        // A refused connect can also show as writable with no pending error yet:
+        // peer_addr fails unless the connection is really established.
+        stream.peer_addr()?;
+    }
+    configure_tcp(&stream, options);
+    Ok(stream)
 }
 
 /// The pipes held between connections, with their id.
@@ -89,6 +108,12 @@ pub(crate) async fn connect_loop(
     endpoint: String,
     _guard: ActivityGuard,
 ) {
+    let endpoint = match target {
+        Target::Tcp(_) if !link.options.socks_proxy.is_empty() => {
+            socks::monitor_endpoint(&link.options)
+        }
+        _ => endpoint,
+    };
     let mut backoff = Backoff::new(&link.options);
     loop {
         if ctl.is_done() && !worth_lingering(&ctl, &mut held) {

@@ -4,6 +4,7 @@
 //! connection is a session of its own, ended by `unbind()`.
 
 use std::net::{IpAddr, TcpListener};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixListener;
 use std::sync::{Arc, Mutex, Weak};
 
@@ -33,8 +34,7 @@ pub(crate) enum Bound {
 }
 
 impl Bound {
-    pub(crate) fn raw_fd(&self) -> std::os::fd::RawFd {
-        use std::os::fd::AsRawFd;
+    pub(crate) fn raw_fd(&self) -> RawFd {
         match self {
             Bound::Tcp(l) => l.as_raw_fd(),
             Bound::Ipc(l, _) => l.as_raw_fd(),
@@ -54,6 +54,67 @@ pub(crate) fn bind_tcp(addr: &TcpAddr, options: &Options) -> Result<(TcpListener
     socket.listen(options.backlog)?;
     socket.set_nonblocking(true)?;
     let listener: TcpListener = socket.into();
+    let local = listener.local_addr()?;
+    Ok((listener, tcp_endpoint_string(&local)))
+}
+
+/// Which listening socket a ZMQ_USE_FD bind expects the descriptor to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FdKind {
+    Tcp,
+    Ipc,
+}
+
+/// ZMQ_USE_FD (systemd socket activation): takes the bound, listening socket the application
+/// handed over, as libzmq's tcp/ipc listeners do. As in libzmq the socket owns it from here
+/// on and closes it on unbind or close. `held` says a listener of this socket already owns
+/// that descriptor (the same USE_FD bound twice); the new listener then gets a duplicate, so
+/// that the descriptor is closed once and a number the OS has reused is never closed.
+///
+/// Stricter than libzmq, which takes any number and aborts on its first failed accept: a
+/// descriptor that is not open (EBADF), not a socket (ENOTSOCK), not a listening stream
+/// socket or of the other transport's family (EINVAL) fails the bind.
+pub(crate) fn adopt_listener(fd: RawFd, kind: FdKind, held: bool) -> Result<OwnedFd> {
+    // SAFETY: fcntl(F_GETFD) only looks the number up in the descriptor table; any value is a
+    // valid argument.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return Err(std::io::Error::last_os_error().into());
+    }
+    // SAFETY: the descriptor is open (checked just above) and stays open while borrowed here:
+    // ZMQ_USE_FD gives it to this socket, and the borrow ends inside this call, which runs on
+    // the application's thread in bind().
+    let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
+    let sock = socket2::SockRef::from(&borrowed);
+    let domain = sock.domain()?;
+    let family_ok = match kind {
+        FdKind::Tcp => domain == Domain::IPV4 || domain == Domain::IPV6,
+        FdKind::Ipc => domain == Domain::UNIX,
+    };
+    if !family_ok || sock.r#type()? != Type::STREAM || !sock.is_listener()? {
+        return Err(Error::Invalid);
+    }
+    let owned = if held {
+        borrowed.try_clone_to_owned()?
+    } else {
+        // SAFETY: open (checked above), and no other owner inside this process claims it:
+        // the application gave it up with ZMQ_USE_FD and no listener of this socket holds it
+        // (`held` is false). Who else might close it is the application's contract, as in
+        // libzmq.
+        unsafe { OwnedFd::from_raw_fd(fd) }
+    };
+    sock_nonblocking(&owned)?;
+    Ok(owned)
+}
+
+fn sock_nonblocking(fd: &OwnedFd) -> Result<()> {
+    socket2::SockRef::from(fd).set_nonblocking(true)?;
+    Ok(())
+}
+
+/// A ZMQ_USE_FD tcp bind: the listener and its ZMQ_LAST_ENDPOINT, which is the address the
+/// descriptor is bound to (the endpoint string given to bind is not looked at, as in libzmq).
+pub(crate) fn adopt_tcp(fd: RawFd, held: bool) -> Result<(TcpListener, String)> {
+    let listener = TcpListener::from(adopt_listener(fd, FdKind::Tcp, held)?);
     let local = listener.local_addr()?;
     Ok((listener, tcp_endpoint_string(&local)))
 }

@@ -8,4 +8,5 @@ pub(crate) mod connection;
 pub mod connection_props;
 pub(crate) mod endpoint;
 pub(crate) mod listener;
+pub(crate) mod socks;
 pub(crate) mod zap;

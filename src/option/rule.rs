@@ -56,6 +56,12 @@ pub enum Rule {
         /// Whether `(NULL, 0)` clears the value.
         null_clears: bool,
     },
+    /// A string of 0..=max bytes, read back with its NUL; empty, from a NULL pointer or not,
+    /// clears it (libzmq's ZMQ_SOCKS_USERNAME and ZMQ_SOCKS_PASSWORD).
+    TextOrEmpty {
+        /// Longest accepted length.
+        max: usize,
+    },
     /// The heartbeat TTL: milliseconds in, kept in deciseconds (the wire's 16 bits).
     Deciseconds,
     /// A set of C `int`s: one value adds to it, `(NULL, 0)` empties it; write-only.
@@ -253,6 +259,8 @@ fn check_bytes(rule: Rule, value: Input<'_>) -> Result<bool> {
         Rule::Text {
             null_clears: true, ..
         } if len == 0 && value.null => Ok(false),
+        Rule::TextOrEmpty { .. } if len == 0 => Ok(false),
+        Rule::TextOrEmpty { max } if len <= max => Ok(true),
         Rule::AnyBytes => Ok(true),
         _ => Err(Error::Invalid),
     }
@@ -271,7 +279,7 @@ impl Slot for Secret {
     }
     fn get(&self, rule: Rule, out: &mut [u8]) -> Result<usize> {
         match rule {
-            Rule::Text { .. } => {
+            Rule::Text { .. } | Rule::TextOrEmpty { .. } => {
                 let mut s = Vec::with_capacity(self.len() + 1);
                 s.extend_from_slice(self);
                 s.push(0);
@@ -289,7 +297,7 @@ impl Slot for Bytes {
     }
     fn get(&self, rule: Rule, out: &mut [u8]) -> Result<usize> {
         match rule {
-            Rule::Text { .. } => {
+            Rule::Text { .. } | Rule::TextOrEmpty { .. } => {
                 let mut s = self.to_vec();
                 s.push(0);
                 put(out, &s)
@@ -397,6 +405,34 @@ mod tests {
         .unwrap();
         assert!(s.is_empty());
         assert_eq!(s.set(text, Input::of(&[b'x'; 17])), Err(Error::Invalid));
+    }
+
+    #[test]
+    fn text_or_empty_clears_on_any_empty_value() {
+        let rule = Rule::TextOrEmpty { max: 4 };
+        let mut s = Secret::default();
+        s.set(rule, Input::of(b"user")).unwrap();
+        let mut out = [0xAAu8; 6];
+        assert_eq!(s.get(rule, &mut out), Ok(5));
+        assert_eq!(&out[..5], b"user\0");
+        s.set(rule, Input::of(b"")).unwrap();
+        assert!(s.is_empty());
+        assert_eq!(
+            s.get(rule, &mut out),
+            Ok(1),
+            "an empty value reads back as a NUL"
+        );
+        s.set(rule, Input::of(b"x")).unwrap();
+        s.set(
+            rule,
+            Input {
+                bytes: &[],
+                null: true,
+            },
+        )
+        .unwrap();
+        assert!(s.is_empty());
+        assert_eq!(s.set(rule, Input::of(b"12345")), Err(Error::Invalid));
     }
 
     #[test]

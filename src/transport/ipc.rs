@@ -72,6 +72,16 @@ fn lock_paths() -> MutexGuard<'static, ()> {
 }
 
 impl IpcPath {
+    /// The path of a ZMQ_USE_FD listener, which the application bound: as libzmq, neither
+    /// the bind nor the close removes its file (the application does, after its service
+    /// stops; removing it earlier would strand the descriptor it still listens on).
+    pub(crate) fn adopted(path: &str) -> IpcPath {
+        IpcPath {
+            path: path.to_owned(),
+            file: None,
+        }
+    }
+
     /// Removes the socket file if it is still the one this listener created. (libzmq unlinks
     /// unconditionally, so a socket closed and rebound at once could lose its new file to the
     /// old listener's late cleanup.)

@@ -107,6 +107,8 @@ static const struct opt OPTS[] = {
     {"ZAP_ENFORCE_DOMAIN", 93, INT},
     {"LOOPBACK_FASTPATH", 94, INT},
     {"MULTICAST_LOOP", 96, INT},
+    {"SOCKS_USERNAME", 99, BYTES},
+    {"SOCKS_PASSWORD", 100, BYTES},
 };
 
 static const char *TYPES[] = {"PAIR",   "PUB",  "SUB",  "REQ",  "REP",  "DEALER",
