@@ -34,30 +34,58 @@ const NONE: usize = usize::MAX;
 pub(crate) type PeerKey = u32;
 
 /// Slots taking part in one direction's round robin.
-#[derive(Debug, Default)]
+///
+/// `repr(C)`, what a message reads first: the slot whose turn it is is kept beside the
+/// cursor, so that finding it reads the set's own line rather than `members`' memory too (a
+/// socket whose state has gone cold paid one more line per message for it, issue 15), and a
+/// set of one member never reads `members` at all.
+#[derive(Debug)]
+#[repr(C)]
 pub(crate) struct Active {
+    /// `members[cursor]`, or `NONE` when there are no members.
+    turn: usize,
+    /// Position in `members` of the member whose turn it is.
+    cursor: usize,
     /// Member slots in turn order.
     members: Vec<usize>,
     /// Per slot: its position in `members`, or `NONE`.
     position: Vec<usize>,
-    /// Position in `members` of the member whose turn it is.
-    cursor: usize,
+}
+
+impl Default for Active {
+    fn default() -> Active {
+        Active {
+            turn: NONE,
+            cursor: 0,
+            members: Vec::new(),
+            position: Vec::new(),
+        }
+    }
 }
 
 impl Active {
     /// The slot whose turn it is.
     #[inline]
     pub(crate) fn current(&self) -> Option<usize> {
-        self.members.get(self.cursor).copied()
+        (self.turn != NONE).then_some(self.turn)
     }
 
     /// The turn passes to the next member.
     #[inline]
     pub(crate) fn advance(&mut self) {
-        self.cursor += 1;
-        if self.cursor >= self.members.len() {
-            self.cursor = 0;
+        let len = self.members.len();
+        if len > 1 {
+            self.cursor += 1;
+            if self.cursor >= len {
+                self.cursor = 0;
+            }
+            self.turn = self.members[self.cursor];
         }
+    }
+
+    /// `turn` follows a change of `members` or `cursor`.
+    fn settle(&mut self) {
+        self.turn = self.members.get(self.cursor).copied().unwrap_or(NONE);
     }
 
     #[cfg(test)]
@@ -75,6 +103,9 @@ impl Active {
         if self.position[slot] == NONE {
             self.position[slot] = self.members.len();
             self.members.push(slot);
+            if self.turn == NONE {
+                self.settle();
+            }
         }
     }
 
@@ -97,6 +128,7 @@ impl Active {
         if self.cursor >= self.members.len() {
             self.cursor = 0;
         }
+        self.settle();
     }
 
     fn add_slot(&mut self) {
@@ -111,6 +143,9 @@ impl Active {
             if at != NONE {
                 self.members[at] = to;
             }
+            if self.turn == from {
+                self.turn = to;
+            }
             self.position[to] = at;
         }
         self.position.pop();
@@ -118,25 +153,29 @@ impl Active {
 }
 
 /// The peers of one socket.
+///
+/// `repr(C)`: a received message reads `peers` and the readers' turn, which share the set's
+/// first line (issue 15), and a routed send `peers` and `moves`.
 #[derive(Debug)]
+#[repr(C)]
 pub(crate) struct PeerSet {
     peers: Vec<Peer>,
+    /// Peers that may have a message (the fair queue's set).
+    pub(crate) readers: Active,
+    /// How many times a peer has left (and so a slot changed hands): a slot found at one
+    /// count is still right while the count stays, with no need to look at the peer.
+    moves: u64,
+    /// Peers that may have room (the load balancer's set).
+    pub(crate) writers: Active,
     slot_of: HashMap<PipeId, usize, IdHashState>,
     /// Per key: the slot of the peer holding it, or `NONE` (a free key).
     by_key: Vec<usize>,
     /// Per slot: the peer's key (parallel to `peers`).
     key_at: Vec<PeerKey>,
     free_keys: Vec<PeerKey>,
-    /// Peers that may have a message (the fair queue's set).
-    pub(crate) readers: Active,
-    /// Peers that may have room (the load balancer's set).
-    pub(crate) writers: Active,
     /// (pipe, routing id) of identified peers removed because their far end closed, for the
     /// owner's routing-id map (ROUTER, STREAM); drained with [`PeerSet::forget_departed`].
     departed: Vec<(PipeId, Bytes)>,
-    /// How many times a peer has left (and so a slot changed hands): a slot found at one
-    /// count is still right while the count stays, with no need to look at the peer.
-    moves: u64,
 }
 
 impl Default for PeerSet {
@@ -431,6 +470,7 @@ mod tests {
             let listed = active.position.iter().filter(|&&p| p != NONE).count();
             assert_eq!(listed, active.members.len());
             assert!(active.cursor < active.members.len().max(1));
+            assert_eq!(active.current(), active.members.get(active.cursor).copied());
         }
     }
 

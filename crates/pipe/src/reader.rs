@@ -43,11 +43,13 @@ pub(crate) struct QueueReader<T> {
     limit: u64,
     /// Complete messages read.
     msgs_read: u64,
-    /// Messages read since `msgs_read` was last published.
-    unpublished: u64,
+    /// Messages read since `msgs_read` was last published (at most [`MAX_PUBLISH_BATCH`]).
+    /// This and `publish_batch` are 32 bits so that the reader fits 56 bytes, and a socket's
+    /// peer keeps what a receive reads of it on one line (`Peer` in the runtime, issue 15).
+    unpublished: u32,
     /// Publish `msgs_read` after this many messages; 0 = no HWM, only when going to sleep.
     /// It follows the HWM (which the socket may change) on each refill.
-    publish_batch: u64,
+    publish_batch: u32,
 }
 
 // SAFETY: the raw chunk pointer is the reader's private view of memory owned by the pipe
@@ -258,8 +260,9 @@ impl<T> QueueReader<T> {
 }
 
 /// How many reads the reader batches before telling the writer, for a HWM of `hwm`.
-fn publish_batch(hwm: u64) -> u64 {
-    hwm.div_ceil(2).min(MAX_PUBLISH_BATCH)
+fn publish_batch(hwm: u64) -> u32 {
+    // At most MAX_PUBLISH_BATCH, so the narrowing loses nothing.
+    hwm.div_ceil(2).min(MAX_PUBLISH_BATCH) as u32
 }
 
 impl<T> Drop for QueueReader<T> {
