@@ -33,6 +33,30 @@ const NONE: usize = usize::MAX;
 /// (issue 15: PUB to all at N = 1,000 paid one per delivery).
 pub(crate) type PeerKey = u32;
 
+/// The fair queue's state (`fq.rs`), one word: idle, in the middle of the message of the
+/// pipe it names (its later frames are all in that pipe), or holding a frame that `has_in`
+/// took, which the fair queue keeps. A pipe id never reaches the two values kept for the
+/// other states (ids count up from 0 in a `u64`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Reading(u64);
+
+impl Reading {
+    pub(crate) const IDLE: Reading = Reading(u64::MAX);
+    pub(crate) const HELD: Reading = Reading(u64::MAX - 1);
+
+    #[inline]
+    pub(crate) fn message(id: PipeId) -> Reading {
+        debug_assert!(id < Reading::HELD.0);
+        Reading(id)
+    }
+
+    /// The pipe whose message is being read, if one is.
+    #[inline]
+    pub(crate) fn in_message(self) -> Option<PipeId> {
+        (self.0 < Reading::HELD.0).then_some(self.0)
+    }
+}
+
 /// Slots taking part in one direction's round robin.
 ///
 /// `repr(C)`, what a message reads first: the slot whose turn it is is kept beside the
@@ -44,10 +68,10 @@ pub(crate) type PeerKey = u32;
 pub(crate) struct Active {
     /// `members[cursor]`, or `NONE` when there are no members.
     turn: usize,
-    /// Position in `members` of the member whose turn it is.
-    cursor: usize,
     /// Member slots in turn order.
     members: Vec<usize>,
+    /// Position in `members` of the member whose turn it is (read only where `members` is).
+    cursor: usize,
     /// Per slot: its position in `members`, or `NONE`.
     position: Vec<usize>,
 }
@@ -154,11 +178,14 @@ impl Active {
 
 /// The peers of one socket.
 ///
-/// `repr(C)`: a received message reads `peers` and the readers' turn, which share the set's
-/// first line (issue 15), and a routed send `peers` and `moves`.
+/// `repr(C)`: a received message reads the fair queue's word, `peers` and the readers' turn
+/// and member count, which fill the set's first 64 bytes (issue 15), and a routed send `peers`
+/// and `moves`.
 #[derive(Debug)]
 #[repr(C)]
 pub(crate) struct PeerSet {
+    /// The fair queue's state, here so that a receive finds it on the line it reads anyway.
+    pub(crate) reading: Reading,
     peers: Vec<Peer>,
     /// Peers that may have a message (the fair queue's set).
     pub(crate) readers: Active,
@@ -181,6 +208,7 @@ pub(crate) struct PeerSet {
 impl Default for PeerSet {
     fn default() -> PeerSet {
         PeerSet {
+            reading: Reading::IDLE,
             peers: Vec::new(),
             slot_of: HashMap::with_hasher(IdHashState::new()),
             by_key: Vec::new(),
@@ -472,6 +500,18 @@ mod tests {
             assert!(active.cursor < active.members.len().max(1));
             assert_eq!(active.current(), active.members.get(active.cursor).copied());
         }
+    }
+
+    /// A receive reads the fair queue's word, `peers`, and the readers' turn and members
+    /// (their count): all in the set's first 64 bytes (issue 15).
+    #[test]
+    fn what_a_receive_reads_fits_the_first_line() {
+        use std::mem::{offset_of, size_of};
+        let readers = offset_of!(PeerSet, readers);
+        assert_eq!(offset_of!(PeerSet, reading), 0);
+        assert!(offset_of!(PeerSet, peers) + size_of::<Vec<Peer>>() <= 64);
+        assert!(readers + offset_of!(Active, turn) + size_of::<usize>() <= 64);
+        assert!(readers + offset_of!(Active, members) + size_of::<Vec<usize>>() <= 64);
     }
 
     proptest! {
