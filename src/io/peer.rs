@@ -26,19 +26,23 @@ pub(crate) type PipeId = u64;
 
 /// The socket's ends of a peer's pipes.
 ///
-/// Laid out with the outbound writer first on a line of its own: the writer keeps the fields
-/// every message touches in its first 64 bytes, so a send to a peer whose state has gone cold
-/// (a ROUTER with a thousand peers, issue 15) reads one line of the peer.
+/// Laid out so that a message in either direction reads one line of the peer when its state
+/// has gone cold (a ROUTER sending to a thousand peers, a thousand DEALERs drained in turn:
+/// issue 15): the outbound writer first, which keeps the fields every message touches in its
+/// first 64 bytes, and the inbound reader (56 bytes) with the metadata each received message
+/// carries on the third line, padded to its start.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub(crate) struct Peer {
     pub out: Writer<Bytes>,
     pub id: PipeId,
+    /// A routing id chosen locally (ZMQ_CONNECT_ROUTING_ID at connect time).
+    pub assigned_id: Option<Bytes>,
+    /// Puts `inp` at the start of a line.
+    _to_line: u64,
     pub inp: Reader<Bytes>,
     /// What the peer announced in its handshake; `None` until it is known.
     pub metadata: Option<Arc<Metadata>>,
-    /// A routing id chosen locally (ZMQ_CONNECT_ROUTING_ID at connect time).
-    pub assigned_id: Option<Bytes>,
     /// The routing id a ROUTER knows this peer by; `None` until identified.
     pub routing_id: Option<Bytes>,
     /// Handles on both pipes' HWMs, for options set after the peer attached.
@@ -150,6 +154,7 @@ pub(crate) fn peer_pipes(
         inp,
         metadata: None,
         assigned_id: None,
+        _to_line: 0,
         routing_id: None,
         hwms,
     };
@@ -179,6 +184,7 @@ impl SessionPipes {
                 inp: self.from_socket,
                 metadata: None,
                 assigned_id: None,
+                _to_line: 0,
                 routing_id: None,
                 hwms,
             },
@@ -271,6 +277,18 @@ mod tests {
             );
         }
         assert_eq!(peer.inp.read(), Read::Empty);
+    }
+
+    /// A receive reads the reader and the metadata, a send the writer's first 64 bytes: one
+    /// line each (issue 15).
+    #[test]
+    fn each_direction_reads_one_line_of_a_peer() {
+        use std::mem::{offset_of, size_of};
+        assert_eq!(offset_of!(Peer, out), 0);
+        assert_eq!(offset_of!(Peer, inp), 128);
+        assert!(offset_of!(Peer, metadata) + size_of::<Option<Arc<Metadata>>>() <= 192);
+        // No bigger than before the padding (idle connections' memory).
+        assert_eq!(size_of::<Peer>(), 256);
     }
 
     #[test]

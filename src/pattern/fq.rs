@@ -6,12 +6,13 @@ use bytes::Bytes;
 use ferromq_pipe::Read;
 
 use crate::io::peer::{Peer, PipeId};
-use crate::pattern::peer_set::PeerSet;
+use crate::pattern::peer_set::{PeerSet, Reading};
 
+/// The fair queue's state is one word on the peer set's first line (`PeerSet::reading`: idle,
+/// in the middle of a peer's message, or holding a frame), which a receive reads beside the
+/// readers' turn; only a held frame lives here, read when that word says there is one.
 #[derive(Debug, Default)]
 pub(crate) struct FairQueue {
-    /// The peer whose message is being read (its later frames are all in its pipe).
-    current: Option<PipeId>,
     /// A frame `has_in` took to learn that the pipe is not empty, for the next `recv`.
     prefetched: Option<(PipeId, Bytes, bool)>,
 }
@@ -33,18 +34,26 @@ impl FairQueue {
         peers: &mut PeerSet,
         eligible: impl Fn(&Peer) -> bool,
     ) -> Option<Received> {
-        let (index, frame, more) = match self.prefetched.take() {
-            Some((id, frame, more)) => match peers.slot(id) {
-                Some(index) => (index, frame, more),
-                // The peer was detached meanwhile: its frame goes with it.
-                None => self.next(peers, eligible)?,
-            },
+        let held = if peers.reading == Reading::HELD {
+            self.prefetched.take()
+        } else {
+            None
+        };
+        let (index, frame, more) = match held {
+            Some((id, frame, more)) => {
+                peers.reading = Reading::IDLE;
+                match peers.slot(id) {
+                    Some(index) => (index, frame, more),
+                    // The peer was detached meanwhile: its frame goes with it.
+                    None => self.next(peers, eligible)?,
+                }
+            }
             None => self.next(peers, eligible)?,
         };
         if more {
-            self.current = Some(peers[index].id);
+            peers.reading = Reading::message(peers[index].id);
         } else {
-            self.current = None;
+            peers.reading = Reading::IDLE;
             if peers.readers.current() == Some(index) {
                 peers.readers.advance();
             }
@@ -59,17 +68,18 @@ impl FairQueue {
         peers: &mut PeerSet,
         eligible: impl Fn(&Peer) -> bool,
     ) -> Option<(usize, Bytes, bool)> {
-        if let Some(id) = self.current {
+        if let Some(id) = peers.reading.in_message() {
             // Frames of a published message are always there, so the peer is still the one
             // whose turn it is unless it left mid-message (then the rest is lost).
             if peers.readers.current().map(|s| peers[s].id) != Some(id) {
-                self.current = None;
+                peers.reading = Reading::IDLE;
             }
         }
         loop {
             let index = peers.readers.current()?;
+            let mid_message = peers.reading.in_message().is_some();
             let peer = &mut peers[index];
-            if self.current.is_none() && !eligible(peer) {
+            if !mid_message && !eligible(peer) {
                 peers.readers.remove(index);
                 continue;
             }
@@ -77,11 +87,11 @@ impl FairQueue {
                 Read::Item { item, more } => return Some((index, item, more)),
                 // The pipe wakes the socket with this peer's id on its next flush.
                 Read::Empty => {
-                    self.current = None;
+                    peers.reading = Reading::IDLE;
                     peers.readers.remove(index);
                 }
                 Read::Closed => {
-                    self.current = None;
+                    peers.reading = Reading::IDLE;
                     peers.remove_closed(index);
                 }
             }
@@ -91,12 +101,13 @@ impl FairQueue {
     /// Whether a frame is ready. Takes the frame to find out (a pipe cannot say "closed"
     /// without being read, and a closed peer must leave); `recv` returns it next.
     pub(crate) fn has_in(&mut self, peers: &mut PeerSet, eligible: impl Fn(&Peer) -> bool) -> bool {
-        if self.current.is_some() || self.prefetched.is_some() {
+        if peers.reading != Reading::IDLE {
             return true;
         }
         match self.next(peers, eligible) {
             Some((index, frame, more)) => {
                 self.prefetched = Some((peers[index].id, frame, more));
+                peers.reading = Reading::HELD;
                 true
             }
             None => false,

@@ -139,16 +139,20 @@ pub(crate) enum SocketCommand {
 }
 
 /// The socket's state machine and what applying a command needs.
+///
+/// `repr(C)`: what every call reads (the pattern and the ready list) comes first, on the
+/// line of [`Shared`] that holds the lock words.
+#[repr(C)]
 pub(crate) struct Core {
     pub(crate) pattern: Box<dyn Pattern>,
+    /// Peers whose pipes woke the socket, handed to the pattern on each lock.
+    ready: Arc<ReadyList>,
     commands: Receiver<SocketCommand>,
     /// A copy of the socket's options, refreshed on every change, for commands applied on
     /// other threads (a new peer's pipes take their HWM from it).
     pub(crate) options: Options,
     /// The peers' pipe HWMs, for ZMQ_SNDHWM/RCVHWM set after they attached.
     hwms: HwmRegistry,
-    /// Peers whose pipes woke the socket, handed to the pattern on each lock.
-    ready: Arc<ReadyList>,
     woken: Vec<PipeId>,
 }
 
@@ -258,14 +262,20 @@ fn heavy_barrier() -> bool {
 }
 
 /// The core and the words that guard it, shared by the socket and its mailboxes.
+///
+/// Laid out from a line boundary with the lock words first and then the core, whose first
+/// fields are the pattern and the ready list: a call on a socket whose state has gone cold
+/// (one of a thousand drained in turn, issue 15) reads one line here, not two or three (the
+/// core's options lie between them otherwise). The `Arc`'s counts sit on the line before.
+#[repr(C, align(64))]
 pub(crate) struct Shared {
-    core: UnsafeCell<Core>,
     /// `LOCKED` and `PENDING` bits.
     state: AtomicU8,
     /// The owner is inside a call (asymmetric mode; written only by the owner). Beside
     /// `state`, on the owner's cache line: deliverers read it a few times per connection.
     busy: AtomicBool,
     mode: LockMode,
+    core: UnsafeCell<Core>,
     /// How many commands a deliverer left to the owner's exit (the tests check that the race
     /// they aim at happened).
     #[cfg(test)]

@@ -33,31 +33,83 @@ const NONE: usize = usize::MAX;
 /// (issue 15: PUB to all at N = 1,000 paid one per delivery).
 pub(crate) type PeerKey = u32;
 
+/// The fair queue's state (`fq.rs`), one word: idle, in the middle of the message of the
+/// pipe it names (its later frames are all in that pipe), or holding a frame that `has_in`
+/// took, which the fair queue keeps. A pipe id never reaches the two values kept for the
+/// other states (ids count up from 0 in a `u64`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Reading(u64);
+
+impl Reading {
+    pub(crate) const IDLE: Reading = Reading(u64::MAX);
+    pub(crate) const HELD: Reading = Reading(u64::MAX - 1);
+
+    #[inline]
+    pub(crate) fn message(id: PipeId) -> Reading {
+        debug_assert!(id < Reading::HELD.0);
+        Reading(id)
+    }
+
+    /// The pipe whose message is being read, if one is.
+    #[inline]
+    pub(crate) fn in_message(self) -> Option<PipeId> {
+        (self.0 < Reading::HELD.0).then_some(self.0)
+    }
+}
+
 /// Slots taking part in one direction's round robin.
-#[derive(Debug, Default)]
+///
+/// `repr(C)`, what a message reads first: the slot whose turn it is is kept beside the
+/// cursor, so that finding it reads the set's own line rather than `members`' memory too (a
+/// socket whose state has gone cold paid one more line per message for it, issue 15), and a
+/// set of one member never reads `members` at all.
+#[derive(Debug)]
+#[repr(C)]
 pub(crate) struct Active {
+    /// `members[cursor]`, or `NONE` when there are no members.
+    turn: usize,
     /// Member slots in turn order.
     members: Vec<usize>,
+    /// Position in `members` of the member whose turn it is (read only where `members` is).
+    cursor: usize,
     /// Per slot: its position in `members`, or `NONE`.
     position: Vec<usize>,
-    /// Position in `members` of the member whose turn it is.
-    cursor: usize,
+}
+
+impl Default for Active {
+    fn default() -> Active {
+        Active {
+            turn: NONE,
+            cursor: 0,
+            members: Vec::new(),
+            position: Vec::new(),
+        }
+    }
 }
 
 impl Active {
     /// The slot whose turn it is.
     #[inline]
     pub(crate) fn current(&self) -> Option<usize> {
-        self.members.get(self.cursor).copied()
+        (self.turn != NONE).then_some(self.turn)
     }
 
     /// The turn passes to the next member.
     #[inline]
     pub(crate) fn advance(&mut self) {
-        self.cursor += 1;
-        if self.cursor >= self.members.len() {
-            self.cursor = 0;
+        let len = self.members.len();
+        if len > 1 {
+            self.cursor += 1;
+            if self.cursor >= len {
+                self.cursor = 0;
+            }
+            self.turn = self.members[self.cursor];
         }
+    }
+
+    /// `turn` follows a change of `members` or `cursor`.
+    fn settle(&mut self) {
+        self.turn = self.members.get(self.cursor).copied().unwrap_or(NONE);
     }
 
     #[cfg(test)]
@@ -75,6 +127,9 @@ impl Active {
         if self.position[slot] == NONE {
             self.position[slot] = self.members.len();
             self.members.push(slot);
+            if self.turn == NONE {
+                self.settle();
+            }
         }
     }
 
@@ -97,6 +152,7 @@ impl Active {
         if self.cursor >= self.members.len() {
             self.cursor = 0;
         }
+        self.settle();
     }
 
     fn add_slot(&mut self) {
@@ -111,6 +167,9 @@ impl Active {
             if at != NONE {
                 self.members[at] = to;
             }
+            if self.turn == from {
+                self.turn = to;
+            }
             self.position[to] = at;
         }
         self.position.pop();
@@ -118,30 +177,38 @@ impl Active {
 }
 
 /// The peers of one socket.
+///
+/// `repr(C)`: a received message reads the fair queue's word, `peers` and the readers' turn
+/// and member count, which fill the set's first 64 bytes (issue 15), and a routed send `peers`
+/// and `moves`.
 #[derive(Debug)]
+#[repr(C)]
 pub(crate) struct PeerSet {
+    /// The fair queue's state, here so that a receive finds it on the line it reads anyway.
+    pub(crate) reading: Reading,
     peers: Vec<Peer>,
+    /// Peers that may have a message (the fair queue's set).
+    pub(crate) readers: Active,
+    /// How many times a peer has left (and so a slot changed hands): a slot found at one
+    /// count is still right while the count stays, with no need to look at the peer.
+    moves: u64,
+    /// Peers that may have room (the load balancer's set).
+    pub(crate) writers: Active,
     slot_of: HashMap<PipeId, usize, IdHashState>,
     /// Per key: the slot of the peer holding it, or `NONE` (a free key).
     by_key: Vec<usize>,
     /// Per slot: the peer's key (parallel to `peers`).
     key_at: Vec<PeerKey>,
     free_keys: Vec<PeerKey>,
-    /// Peers that may have a message (the fair queue's set).
-    pub(crate) readers: Active,
-    /// Peers that may have room (the load balancer's set).
-    pub(crate) writers: Active,
     /// (pipe, routing id) of identified peers removed because their far end closed, for the
     /// owner's routing-id map (ROUTER, STREAM); drained with [`PeerSet::forget_departed`].
     departed: Vec<(PipeId, Bytes)>,
-    /// How many times a peer has left (and so a slot changed hands): a slot found at one
-    /// count is still right while the count stays, with no need to look at the peer.
-    moves: u64,
 }
 
 impl Default for PeerSet {
     fn default() -> PeerSet {
         PeerSet {
+            reading: Reading::IDLE,
             peers: Vec::new(),
             slot_of: HashMap::with_hasher(IdHashState::new()),
             by_key: Vec::new(),
@@ -431,7 +498,20 @@ mod tests {
             let listed = active.position.iter().filter(|&&p| p != NONE).count();
             assert_eq!(listed, active.members.len());
             assert!(active.cursor < active.members.len().max(1));
+            assert_eq!(active.current(), active.members.get(active.cursor).copied());
         }
+    }
+
+    /// A receive reads the fair queue's word, `peers`, and the readers' turn and members
+    /// (their count): all in the set's first 64 bytes (issue 15).
+    #[test]
+    fn what_a_receive_reads_fits_the_first_line() {
+        use std::mem::{offset_of, size_of};
+        let readers = offset_of!(PeerSet, readers);
+        assert_eq!(offset_of!(PeerSet, reading), 0);
+        assert!(offset_of!(PeerSet, peers) + size_of::<Vec<Peer>>() <= 64);
+        assert!(readers + offset_of!(Active, turn) + size_of::<usize>() <= 64);
+        assert!(readers + offset_of!(Active, members) + size_of::<Vec<usize>>() <= 64);
     }
 
     proptest! {

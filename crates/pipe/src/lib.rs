@@ -257,18 +257,26 @@ mod tests {
         hwm.set(4);
         assert_eq!(hwm.get(), 4);
         assert_eq!(w.try_write(10, false), Err(10), "9 in flight, limit 4");
-        // The writer is woken once in-flight has dropped to the limit less half of it.
-        for i in 1..=6 {
+        // The reader took its batch at its last refill, when there was no limit: it publishes
+        // nothing (and so wakes nobody) until it has drained what it saw and goes to sleep.
+        for i in 1..10 {
             assert_eq!(item(r.read()), (i, false));
-            assert_eq!(writer_wake.get(), 0, "still 3+ above the target after {i}");
+            assert_eq!(writer_wake.get(), 0, "nothing published after {i}");
         }
-        assert_eq!(item(r.read()), (7, false));
+        assert_eq!(r.read(), Read::Empty);
         assert_eq!(writer_wake.get(), 1);
-        w.try_write(10, false).unwrap();
-        w.try_write(11, false).unwrap();
-        assert_eq!(w.try_write(12, false), Err(12), "2 + 2 new = the limit");
+        for i in 10..14 {
+            w.try_write(i, false).unwrap();
+        }
+        assert_eq!(w.try_write(14, false), Err(14), "4 in flight, limit 4");
         w.flush();
-        for i in 8..12 {
+        // Its refill took the new limit's batch (2): the writer, whose target is 2 messages
+        // on, is woken with the count published after the second.
+        assert_eq!(item(r.read()), (10, false));
+        assert_eq!(writer_wake.get(), 1);
+        assert_eq!(item(r.read()), (11, false));
+        assert_eq!(writer_wake.get(), 2);
+        for i in 12..14 {
             assert_eq!(item(r.read()), (i, false));
         }
         assert_eq!(r.read(), Read::Empty);
@@ -667,11 +675,25 @@ mod tests {
             reader_wakes: usize,
             writer_target: Option<u64>,
             writer_wakes: usize,
+            /// Messages read since the reader last published its count.
+            unpublished: u64,
         }
 
         impl Model {
-            fn message_read(&mut self) {
+            /// The reader publishes its count, and looks at the writer's target, once a batch.
+            fn message_read(&mut self, batch: u64) {
                 self.msgs_read += 1;
+                self.unpublished += 1;
+                if self.unpublished >= batch {
+                    self.unpublished = 0;
+                    self.check_writer_target();
+                }
+            }
+
+            /// Going to sleep, the reader publishes its count and looks at the target.
+            fn sleep(&mut self) {
+                self.reader_asleep = true;
+                self.unpublished = 0;
                 self.check_writer_target();
             }
 
@@ -733,13 +755,10 @@ mod tests {
                         (Read::Item { item, more }, Some(expected)) => {
                             prop_assert_eq!((item, more), expected);
                             if !more && hwm > 0 {
-                                m.message_read();
+                                m.message_read(batch);
                             }
                         }
-                        (Read::Empty, None) => {
-                            m.reader_asleep = true;
-                            m.check_writer_target();
-                        }
+                        (Read::Empty, None) => m.sleep(),
                         (got, expected) => {
                             prop_assert!(false, "read {got:?}, model has {expected:?}");
                         }
@@ -748,8 +767,7 @@ mod tests {
                         let has = r.has_message();
                         prop_assert_eq!(has, !m.published.is_empty());
                         if !has {
-                            m.reader_asleep = true;
-                            m.check_writer_target();
+                            m.sleep();
                         }
                     }
                     Op::CanWrite => {

@@ -43,11 +43,13 @@ pub(crate) struct QueueReader<T> {
     limit: u64,
     /// Complete messages read.
     msgs_read: u64,
-    /// Messages read since `msgs_read` was last published.
-    unpublished: u64,
+    /// Messages read since `msgs_read` was last published (at most [`MAX_PUBLISH_BATCH`]).
+    /// This and `publish_batch` are 32 bits so that the reader fits 56 bytes, and a socket's
+    /// peer keeps what a receive reads of it on one line (`Peer` in the runtime, issue 15).
+    unpublished: u32,
     /// Publish `msgs_read` after this many messages; 0 = no HWM, only when going to sleep.
     /// It follows the HWM (which the socket may change) on each refill.
-    publish_batch: u64,
+    publish_batch: u32,
 }
 
 // SAFETY: the raw chunk pointer is the reader's private view of memory owned by the pipe
@@ -208,18 +210,25 @@ impl<T> QueueReader<T> {
         unsafe { self.shared.recycle(retired) };
     }
 
-    /// Counts a consumed message toward the writer's HWM and wakes a waiting writer once its
-    /// target is reached.
+    /// Counts a consumed message toward the writer's HWM; each batch's count is published and,
+    /// with it, a waiting writer woken once its target is reached.
+    ///
+    /// The target is looked at only when a batch is published (and when the reader goes to
+    /// sleep, in [`Self::refill`]), as libzmq's reader tells its writer only every `lwm`
+    /// messages: its word has a line of its own, and reading it on every message cost a
+    /// socket that drains many pipes in turn one cold line per message (issue 15). A writer
+    /// is then woken up to a batch (at most 63 messages) after its target; with the default
+    /// HWM of 1,000 over 400 messages are still queued for the reader then.
+    #[inline]
     fn message_read(&mut self) {
         self.msgs_read += 1;
         self.unpublished += 1;
         if self.publish_batch != 0 && self.unpublished >= self.publish_batch {
             self.publish_reads(Ordering::Release);
-        }
-        let target = self.shared.wake_writer_at.load(Ordering::Relaxed);
-        if target != NOT_WAITING && self.msgs_read >= target {
-            self.publish_reads(Ordering::Release);
-            self.wake_writer_if_waiting();
+            let target = self.shared.wake_writer_at.load(Ordering::Relaxed);
+            if target != NOT_WAITING && self.msgs_read >= target {
+                self.wake_writer_if_waiting();
+            }
         }
     }
 
@@ -251,8 +260,9 @@ impl<T> QueueReader<T> {
 }
 
 /// How many reads the reader batches before telling the writer, for a HWM of `hwm`.
-fn publish_batch(hwm: u64) -> u64 {
-    hwm.div_ceil(2).min(MAX_PUBLISH_BATCH)
+fn publish_batch(hwm: u64) -> u32 {
+    // At most MAX_PUBLISH_BATCH, so the narrowing loses nothing.
+    hwm.div_ceil(2).min(MAX_PUBLISH_BATCH) as u32
 }
 
 impl<T> Drop for QueueReader<T> {
