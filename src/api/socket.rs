@@ -1262,7 +1262,8 @@ impl Socket {
     pub fn set_router_handover(&mut self, on: bool) -> Result<()> {
         self.set_int(option::ZMQ_ROUTER_HANDOVER, i32::from(on))
     }
-    /// ZMQ_RECONNECT_IVL (ms).
+    /// ZMQ_RECONNECT_IVL (ms). As in libzmq, -1 (and 0) mean no reconnect: once its
+    /// connection is lost, or an attempt fails, a connected endpoint is given up.
     ///
     /// ```
     /// use std::time::Duration;
