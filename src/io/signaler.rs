@@ -6,7 +6,6 @@
 //! seen by the look that follows the drain, or the fd stays readable.
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use ferromq_pipe::Notify;
@@ -18,23 +17,13 @@ use crate::error::{Error, Result};
 #[derive(Debug)]
 pub(crate) struct Signaler {
     fd: OwnedFd,
-    /// Set by every notify after its write, cleared by a drain before its read, so that a
-    /// drain with nothing to take costs a load rather than a `read(2)`: a poll loop drains
-    /// every polled socket on every pass (ZMQ_EVENTS), mostly with nothing written since the
-    /// last pass. While it is clear the eventfd is empty, or a notify that wrote has yet to
-    /// set it (it does right after): never readable for good with the flag clear, which would
-    /// wake every poll at once from then on.
-    signaled: AtomicBool,
 }
 
 impl Signaler {
     pub(crate) fn new() -> Result<Signaler> {
         let fd = eventfd(0, EventfdFlags::NONBLOCK | EventfdFlags::CLOEXEC)
             .map_err(|e| Error::from_errno(e.raw_os_error()))?;
-        Ok(Signaler {
-            fd,
-            signaled: AtomicBool::new(false),
-        })
+        Ok(Signaler { fd })
     }
 
     pub(crate) fn raw_fd(&self) -> RawFd {
@@ -45,27 +34,8 @@ impl Signaler {
         self.fd.as_fd()
     }
 
-    /// Clears the flag. What a caller looks at after this is either seen by that look or
-    /// leaves the fd readable: a notify's state change comes before its write, and a write
-    /// is either taken by this read (which then comes after it) or still in the fd.
-    #[inline]
+    /// Clears the flag.
     pub(crate) fn drain(&self) {
-        // Clear: nothing was written since the last drain, or a write's flag is still to
-        // come, and the fd stays readable for that one (the next drain takes it).
-        if self.signaled.load(Ordering::Relaxed) {
-            self.drain_written();
-        }
-    }
-
-    /// The flag was set: clears it, then takes what was written.
-    #[inline(never)]
-    fn drain_written(&self) {
-        // Cleared before the read. A notify whose flag store comes after this swap (in the
-        // flag's modification order) leaves the flag set. One whose store comes before it
-        // wrote before this read, which takes that write: the eventfd's lock orders the write
-        // and the read, and were the write after the read, this swap would happen before the
-        // store, so come before it.
-        self.signaled.swap(false, Ordering::Acquire);
         let mut buf = [0u8; 8];
         // EAGAIN means it was clear already; nothing else can fail on a valid eventfd.
         let _ = rustix::io::read(&self.fd, &mut buf);
@@ -96,8 +66,6 @@ impl Notify for Signaler {
     fn notify(&self) {
         // A full counter (2^64 - 2) would return EAGAIN; it is readable then anyway.
         let _ = rustix::io::write(&self.fd, &1u64.to_ne_bytes());
-        // After the write (see `signaled`).
-        self.signaled.store(true, Ordering::Release);
     }
 }
 
@@ -123,35 +91,5 @@ mod tests {
         assert!(!s
             .wait(Some(Instant::now() + Duration::from_millis(5)))
             .unwrap());
-    }
-
-    /// Notifies racing drains never leave the fd readable with the flag clear (which the
-    /// fast drain would never clear: every poll after would return at once), and a drain
-    /// after the last notify leaves it empty.
-    #[test]
-    fn drains_racing_notifies_leave_nothing_readable() {
-        let s = std::sync::Arc::new(Signaler::new().unwrap());
-        for _ in 0..20 {
-            let notifier = {
-                let s = std::sync::Arc::clone(&s);
-                std::thread::spawn(move || {
-                    for _ in 0..2_000 {
-                        s.notify();
-                    }
-                })
-            };
-            while !notifier.is_finished() {
-                s.drain();
-            }
-            notifier.join().unwrap();
-            s.drain();
-            assert!(
-                !s.wait(Some(Instant::now())).unwrap(),
-                "readable after a drain"
-            );
-            // Nothing written since: a drain skips the read and the fd stays empty.
-            s.drain();
-            assert!(!s.signaled.load(Ordering::Relaxed));
-        }
     }
 }
