@@ -3,12 +3,12 @@
 //! and ZMQ_LAST_ENDPOINT is the descriptor's own address; the ipc path is only what
 //! LAST_ENDPOINT says and its file stays; the socket closes the descriptor when it closes.
 
-use std::net::TcpListener;
+use std::net::{SocketAddr, TcpListener};
 use std::os::fd::IntoRawFd;
 use std::os::unix::net::UnixListener;
 use std::time::{Duration, Instant};
 
-use ferromq::{Context, Error, RecvFlags, SendFlags, SocketType};
+use ferromq::{Context, Error, RecvFlags, SendFlags, Socket, SocketType};
 
 const ZMQ_USE_FD: i32 = 89;
 
@@ -50,13 +50,7 @@ fn tcp_bind_takes_the_descriptor() {
     rep.bind("tcp://127.0.0.1:1").expect("bind with USE_FD");
     let endpoint = rep.last_endpoint().expect("last endpoint");
     assert_eq!(endpoint, format!("tcp://{addr}"));
-    let mut req = ctx.socket(SocketType::Req).expect("req");
-    req.connect(&endpoint).expect("connect");
-    bounce(&mut rep, &mut req);
-    drop(rep);
-    wait_closed(addr);
-    drop(req);
-    ctx.term();
+    serve_one_then_close(ctx, rep, &endpoint, addr);
 }
 
 #[test]
@@ -94,13 +88,7 @@ fn the_same_descriptor_bound_twice_is_closed_once() {
     let endpoint = format!("tcp://{addr}");
     // Unbinding one leaves the other listening.
     rep.unbind(&endpoint).expect("unbind one");
-    let mut req = ctx.socket(SocketType::Req).expect("req");
-    req.connect(&endpoint).expect("connect");
-    bounce(&mut rep, &mut req);
-    drop(rep);
-    wait_closed(addr);
-    drop(req);
-    ctx.term();
+    serve_one_then_close(ctx, rep, &endpoint, addr);
 }
 
 #[test]
@@ -121,5 +109,17 @@ fn a_descriptor_that_does_not_fit_fails_the_bind() {
     // The tcp listener is still the test's: the failed binds did not take it.
     assert!(std::net::TcpStream::connect(tcp.local_addr().expect("addr")).is_ok());
     drop(s);
+    ctx.term();
+}
+
+/// A REQ connects to `rep`'s `endpoint` and a message goes each way; closing `rep` then closes
+/// the adopted listening descriptor (`addr` refuses connections).
+fn serve_one_then_close(ctx: Context, mut rep: Socket, endpoint: &str, addr: SocketAddr) {
+    let mut req = ctx.socket(SocketType::Req).expect("req");
+    req.connect(endpoint).expect("connect");
+    bounce(&mut rep, &mut req);
+    drop(rep);
+    wait_closed(addr);
+    drop(req);
     ctx.term();
 }
