@@ -60,7 +60,8 @@ struct Head<T> {
 /// slot (the item and a `bool`) straddled two lines every other time, and a cold write or
 /// read touched 1.5 lines of slots rather than one (issue 15: a ROUTER sending to a thousand
 /// peers, each of which a DEALER drains in turn). The reader rarely needs the head for it:
-/// the last frame published is the end of a message, so its flag is known to be clear.
+/// the last frame published is the end of a message, so its flag is known to be clear, and
+/// until the writer first writes a frame with `more` (`Front::multipart`) every flag is.
 #[repr(C)]
 pub(crate) struct Chunk<T> {
     head: Head<T>,
