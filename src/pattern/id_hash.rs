@@ -56,7 +56,7 @@ impl IdHasher {
 
 /// The four bytes of `bytes` at `at` (which leaves room for them), little-endian.
 #[inline]
-fn u32_at(bytes: &[u8], at: usize) -> u32 {
+pub(super) fn u32_at(bytes: &[u8], at: usize) -> u32 {
     let mut word = [0u8; 4];
     word.copy_from_slice(&bytes[at..at + 4]);
     u32::from_le_bytes(word)
@@ -64,7 +64,7 @@ fn u32_at(bytes: &[u8], at: usize) -> u32 {
 
 /// The eight bytes of `bytes` at `at` (which leaves room for them), little-endian.
 #[inline]
-fn u64_at(bytes: &[u8], at: usize) -> u64 {
+pub(super) fn u64_at(bytes: &[u8], at: usize) -> u64 {
     let mut word = [0u8; 8];
     word.copy_from_slice(&bytes[at..at + 8]);
     u64::from_le_bytes(word)

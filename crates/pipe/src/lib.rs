@@ -169,6 +169,34 @@ mod tests {
     }
 
     #[test]
+    fn more_flags_survive_chunk_reuse_and_rollback() {
+        // Frames whose flags change from round to round, over several chunks that are
+        // recycled between rounds, with an unfinished message rolled back now and then: every
+        // frame must read back with the flag it was written with, not one a slot kept from an
+        // earlier round.
+        let (mut w, mut r, _, _) = counted_pipe::<u32>(0);
+        for round in 0..8u32 {
+            let mut sent = Vec::new();
+            for i in 0..700u32 {
+                let more = (i + round) % 3 != 0 && i != 699;
+                w.try_write(i, more).unwrap();
+                sent.push((i, more));
+            }
+            w.flush();
+            if round % 2 == 1 {
+                for i in 0..5 {
+                    w.try_write(1000 + i, true).unwrap();
+                }
+                w.rollback();
+            }
+            for expected in sent {
+                assert_eq!(item(r.read()), expected, "round {round}");
+            }
+            assert_eq!(r.read(), Read::Empty);
+        }
+    }
+
+    #[test]
     fn multipart_message_is_invisible_until_its_last_frame() {
         let (mut w, mut r, _, _) = counted_pipe::<u32>(0);
         w.try_write(1, true).unwrap();

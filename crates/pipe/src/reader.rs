@@ -44,12 +44,16 @@ pub(crate) struct QueueReader<T> {
     /// Complete messages read.
     msgs_read: u64,
     /// Messages read since `msgs_read` was last published (at most [`MAX_PUBLISH_BATCH`]).
-    /// This and `publish_batch` are 32 bits so that the reader fits 56 bytes, and a socket's
-    /// peer keeps what a receive reads of it on one line (`Peer` in the runtime, issue 15).
-    unpublished: u32,
+    /// This, `publish_batch` and `multipart` take 8 bytes so that the reader fits 56, and a
+    /// socket's peer keeps what a receive reads of it on one line (`Peer` in the runtime,
+    /// issue 15).
+    unpublished: u16,
     /// Publish `msgs_read` after this many messages; 0 = no HWM, only when going to sleep.
     /// It follows the HWM (which the socket may change) on each refill.
-    publish_batch: u32,
+    publish_batch: u16,
+    /// `Front::multipart` as of the last look at `published`: while it is false, every frame
+    /// up to `limit` is a whole message.
+    multipart: bool,
 }
 
 // SAFETY: the raw chunk pointer is the reader's private view of memory owned by the pipe
@@ -73,6 +77,7 @@ impl<T> QueueReader<T> {
             msgs_read: 0,
             unpublished: 0,
             publish_batch,
+            multipart: false,
         }
     }
 
@@ -94,19 +99,28 @@ impl<T> QueueReader<T> {
     #[inline(always)]
     fn take(&mut self) -> (T, bool) {
         debug_assert!(self.position < self.limit);
+        let index = slot_index(self.position);
         // SAFETY: `position < limit` (the callers' check), and `limit` came from an acquire of
         // `published`, which the writer released after writing every slot below it; the
         // writer never touches a published slot again, so the slot is initialised and ours
         // alone.
-        let slot = unsafe { (*self.head).take(slot_index(self.position)) };
+        let item = unsafe { (*self.head).take(index) };
+        // The last frame published ends a message (only whole messages are published), so
+        // its flag is known without reading the chunk's head: with many pipes drained in
+        // turn, each holding a message or two, that line would be one more cold read.
+        // SAFETY: as above (the flag was written with the slot); read before the chunk can
+        // be retired and its flags cleared below.
+        let more = self.multipart
+            && self.position + 1 != self.limit
+            && unsafe { (*self.head).more(index) };
         self.position += 1;
         if starts_chunk(self.position) {
             self.retire_head();
         }
-        if !slot.more {
+        if !more {
             self.message_read();
         }
-        (slot.item, slot.more)
+        (item, more)
     }
 
     /// Hands the frames published so far to `f`, in order, until `f` returns `false` (then
@@ -125,7 +139,7 @@ impl<T> QueueReader<T> {
                 if seen == ASLEEP || seen == self.position {
                     return true;
                 }
-                self.limit = seen;
+                self.saw(seen);
             }
             let (item, more) = self.take();
             if !f(item, more) {
@@ -144,9 +158,17 @@ impl<T> QueueReader<T> {
             if seen == ASLEEP || seen == self.position {
                 return Read::Empty;
             }
-            self.limit = seen;
+            self.saw(seen);
         }
         self.read()
+    }
+
+    /// Takes `seen`, a value of `published` read with acquire, as the new `limit`; the flag
+    /// read after it covers every frame below it.
+    #[inline(always)]
+    fn saw(&mut self, seen: u64) {
+        self.limit = seen;
+        self.multipart = self.front.multipart.load(Ordering::Relaxed);
     }
 
     /// A handle that changes this pipe's HWM.
@@ -166,7 +188,7 @@ impl<T> QueueReader<T> {
         self.publish_batch = publish_batch(self.front.hwm.load(Ordering::Relaxed));
         let seen = self.front.published.load(Ordering::Acquire);
         if seen != ASLEEP && seen != self.position {
-            self.limit = seen;
+            self.saw(seen);
             return Refill::Ready;
         }
         if seen != ASLEEP {
@@ -177,7 +199,7 @@ impl<T> QueueReader<T> {
                 Ordering::Acquire,
             ) {
                 // Only the writer moves `published` forward: it flushed meanwhile.
-                self.limit = seen;
+                self.saw(seen);
                 return Refill::Ready;
             }
         }
@@ -190,7 +212,7 @@ impl<T> QueueReader<T> {
             // The final flush happened before the flag was set; anything it published counts.
             let seen = self.front.published.load(Ordering::Acquire);
             if seen != ASLEEP && seen != self.position {
-                self.limit = seen;
+                self.saw(seen);
                 return Refill::Ready;
             }
             return Refill::Closed;
@@ -203,7 +225,7 @@ impl<T> QueueReader<T> {
         let retired = self.head;
         // SAFETY: the writer linked the successor when it filled this chunk, before the flush
         // that published the slot just read, and our acquire of `published` saw that flush.
-        self.head = unsafe { (*retired).next.load(Ordering::Acquire) };
+        self.head = unsafe { (*retired).next().load(Ordering::Acquire) };
         debug_assert!(!self.head.is_null(), "successor linked before publication");
         // SAFETY: every slot of the retired chunk has been read and the writer moved past it,
         // so nobody else references it any more.
@@ -260,9 +282,9 @@ impl<T> QueueReader<T> {
 }
 
 /// How many reads the reader batches before telling the writer, for a HWM of `hwm`.
-fn publish_batch(hwm: u64) -> u32 {
+fn publish_batch(hwm: u64) -> u16 {
     // At most MAX_PUBLISH_BATCH, so the narrowing loses nothing.
-    hwm.div_ceil(2).min(MAX_PUBLISH_BATCH) as u32
+    hwm.div_ceil(2).min(MAX_PUBLISH_BATCH) as u16
 }
 
 impl<T> Drop for QueueReader<T> {

@@ -31,6 +31,10 @@ pub(crate) struct Front {
     pub(crate) hwm: AtomicU64,
     pub(crate) reader_closed: AtomicBool,
     pub(crate) writer_closed: AtomicBool,
+    /// Set for good by the writer before it publishes the first frame that has more frames
+    /// after it. Until then every frame is a whole message, and the reader knows each frame's
+    /// `more` without reading it from the chunk's head (`Chunk`).
+    pub(crate) multipart: AtomicBool,
     /// Called by a flush that finds the reader asleep. Here rather than with the rest of
     /// `Shared`: that flush has just loaded this line for its compare-and-swap, and a wake-up
     /// is the common case when a socket sends to one of many peers in turn, each of which has
@@ -51,6 +55,7 @@ pub(crate) fn front(hwm: usize, reader_wake: std::sync::Arc<dyn Notify>) -> Fron
         hwm: AtomicU64::new(u64::try_from(hwm).unwrap_or(u64::MAX)),
         reader_closed: AtomicBool::new(false),
         writer_closed: AtomicBool::new(false),
+        multipart: AtomicBool::new(false),
         reader_wake,
     }))
 }
@@ -130,7 +135,7 @@ impl<T> Drop for Shared<T> {
             if starts_chunk(position) {
                 // SAFETY: the writer links a chunk's successor as soon as the chunk fills, so
                 // the chain reaches every chunk up to the writer's tail.
-                let next = unsafe { (*chunk).next.load(Ordering::Acquire) };
+                let next = unsafe { (*chunk).next().load(Ordering::Acquire) };
                 // SAFETY: every slot of `chunk` is now vacant and nothing else references it.
                 unsafe { Chunk::free(chunk) };
                 chunk = next;
@@ -138,7 +143,7 @@ impl<T> Drop for Shared<T> {
         }
         while !chunk.is_null() {
             // SAFETY: the chunks from here to the tail hold no values any more.
-            let next = unsafe { (*chunk).next.load(Ordering::Acquire) };
+            let next = unsafe { (*chunk).next().load(Ordering::Acquire) };
             // SAFETY: as above; each chunk of the chain is freed once.
             unsafe { Chunk::free(chunk) };
             chunk = next;

@@ -94,6 +94,10 @@ impl<T> QueueWriter<T> {
                 // Between messages the chunk holding `complete` is `tail`; a message of one
                 // frame is complete at once and never rolled back.
                 self.complete_chunk = self.tail;
+                if !self.front.multipart.load(Ordering::Relaxed) {
+                    // Published (and so seen by the reader) no later than this frame.
+                    self.front.multipart.store(true, Ordering::Relaxed);
+                }
             }
         }
         // SAFETY: position `end` is in `tail` and vacant: the reader never reads past
@@ -105,7 +109,7 @@ impl<T> QueueWriter<T> {
             let next = self.fresh_chunk();
             // SAFETY: `tail` is live while the writer holds positions in it. Linking before
             // any flush covers position `end` lets the reader always find the next chunk.
-            unsafe { (*self.tail).next.store(next, Ordering::Release) };
+            unsafe { (*self.tail).next().store(next, Ordering::Release) };
             self.tail = next;
         }
         if !more {
@@ -197,10 +201,12 @@ impl<T> QueueWriter<T> {
             // SAFETY: positions in [complete, end) were written by this end and are beyond
             // anything published, so only this thread can reach them.
             drop(unsafe { (*chunk).take(slot_index(position)) });
+            // SAFETY: as above; the slot will be written again, and its flag must be clear.
+            unsafe { (*chunk).clear_more(slot_index(position)) };
             position += 1;
             if starts_chunk(position) {
                 // SAFETY: the chunk's successor was linked when the chunk filled.
-                chunk = unsafe { (*chunk).next.load(Ordering::Acquire) };
+                chunk = unsafe { (*chunk).next().load(Ordering::Acquire) };
             }
         }
         // Chunks after the one holding `complete` were never published: take them back.
@@ -208,13 +214,13 @@ impl<T> QueueWriter<T> {
         // its last slot, which lies beyond `complete` and so is not published.
         let mut spare = unsafe {
             (*self.complete_chunk)
-                .next
+                .next()
                 .swap(std::ptr::null_mut(), Ordering::AcqRel)
         };
         while !spare.is_null() {
             // SAFETY: unlinked above and unpublished, so exclusively ours, and its slots were
             // vacated by the loop above.
-            let next = unsafe { (*spare).next.load(Ordering::Acquire) };
+            let next = unsafe { (*spare).next().load(Ordering::Acquire) };
             // SAFETY: as above.
             unsafe { self.shared.recycle(spare) };
             spare = next;
