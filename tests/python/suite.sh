@@ -15,9 +15,9 @@
 #                   against ferromq and, as its control, against the system's libzmq (Debian's
 #                   4.3.4, pkg-config): PyPI has no CFFI wheel for CPython
 #
-# Results go to target/pyzmq/suite/<run>/: <side>.xml (JUnit), <side>.log and results.csv
-# (test, ferromq, control); <run> is <backend>/run<N>. suite_skip.txt names the tests deselected here, each with why;
-# tests pyzmq skips itself (no draft API, no gevent, ...) keep pytest's own reason, reported in
+# Results go to target/pyzmq/suite/<backend>/run<N>/: <side>.xml (JUnit), <side>.log and
+# results.csv (test, ferromq, control). suite_skip.txt names the tests deselected here, each with
+# why; tests pyzmq skips itself (no draft API, no CFFI backend, ...) keep pytest's own reason, reported in
 # the log and the CSV. A ferromq failure outside suite_known_failures.txt runs once more, alone
 # (a loaded 2-core machine): the CSV says "(retried)".
 set -euo pipefail
@@ -31,12 +31,12 @@ backend=cython
 only=()
 while [ $# -gt 0 ]; do
     case "$1" in
-        --control) control=1; shift ;;
+        --control) [ "$check" = 1 ] || control=1; shift ;;
         --check) check=1; control=0; shift ;;
         --timeout) limit="$2"; shift 2 ;;
         --runs) runs="$2"; shift 2 ;;
         --backend) backend="$2"; shift 2 ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
         -*) echo "unknown option $1" >&2; exit 2 ;;
         *) only+=("$1"); shift ;;
     esac
