@@ -103,6 +103,10 @@ def main(argv):
             counts[key] = counts.get(key, 0) + 1
         print(f"{side}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
 
+    for nid, (outcome, detail) in sorted(ferro.items()):
+        if outcome.endswith("(retried)"):
+            print(f"ferromq, {outcome.split()[0]} on the retry: {nid} (first: {detail})")
+
     control = sides.get("control")
     if control is not None:
         diverging = [
