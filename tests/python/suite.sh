@@ -127,7 +127,7 @@ run_pytest() {
     # test_cython compiles against zmq.h: ferromq's on our side.
     [ "$side" = ferromq ] && cflags="-I$prefix/include"
     (cd "$src" && CFLAGS="$cflags" timeout -k 10 480 "${pythons[$side]}" -m pytest -p no:cacheprovider \
-        --timeout "$limit" -q -rfE --junitxml="$out.xml" "$@") > "$out.log" 2>&1 || rc=$?
+        --timeout "$limit" -q -rfER --junitxml="$out.xml" "$@") > "$out.log" 2>&1 || rc=$?
     if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
         echo "$side: pytest itself timed out (see $out.log)" >&2
     fi
