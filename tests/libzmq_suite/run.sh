@@ -179,10 +179,11 @@ done
 # test_hwm_pubsub's blocking case expects the sender to outrun a tcp connection (ferromq's
 # reader hands the writer credit every 63 messages, libzmq's every half HWM through a command
 # its sender reads at most once a millisecond, so ferromq's first refusal comes later: at
-# 1,000 to 2,580 of 6,000 in 60 runs under load, libzmq's at 1,000 in all 60). test_spec_req's round robin over tcp expects five REPs that connected at once
-# to get requests in connect order and waits forever otherwise: under load ferromq's REQ
-# attached them in another order 7 of 120 times (libzmq 0 of 120); RFC 28 asks for round
-# robin, not for that order. The table says "(retried)".
+# 1,000 to 2,580 of 6,000 in 60 runs under load, libzmq's at 1,000 in all 60).
+# test_spec_req's round robin over tcp expects five REPs that connected at once to get
+# requests in connect order and waits forever otherwise: under load ferromq's REQ attached
+# them in another order 7 of 120 times (libzmq 0 of 120); RFC 28 asks for round robin, not
+# for that order. The table says "(retried)".
 if [[ " $libs " == *" ferromq "* ]]; then
   for t in "${run_tests[@]}"; do
     r="$(cat "$work/ferromq/log/$t.result")"
