@@ -121,6 +121,10 @@ fn meet(transport: &str, pattern: &str, binder: Side, connecter: Side) -> (Strin
     let bound = harness::wait_bounded(bound, limit);
     let mut rest = String::new();
     let _ = out.read_to_string(&mut rest);
+    // libzmq 4.3.4 leaves its ipc socket file behind (thousands piled up in /tmp).
+    if let Some(path) = endpoint.strip_prefix("ipc://") {
+        let _ = std::fs::remove_file(path);
+    }
     let said = String::from_utf8_lossy(&connected.stdout).into_owned();
     let connecter_said = said.strip_suffix("ok\n");
     let binder_said = rest.strip_suffix("ok\n");
