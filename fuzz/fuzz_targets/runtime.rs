@@ -10,11 +10,16 @@
 //! - every message the ROUTER delivers has its routing-id frame first;
 //! - the socket keeps serving: a well-behaved DEALER's round trip through the ROUTER completes
 //!   within 5 s of the hostile peer's bytes, so no input stalls the I/O thread.
+//!
+//! A blocking call that a signal interrupts returns `Error::Interrupted` (EINTR, as `zmq_recv`
+//! does), and libFuzzer's `-timeout` watchdog is a SIGALRM every `timeout / 2 + 1` seconds,
+//! so the round trip retries an interrupted call, as an application does, until 5 s are up.
 #![no_main]
 
 use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use ferromq::{Bytes, Context, RecvFlags, SendFlags, Socket, SocketType};
 use libfuzzer_sys::fuzz_target;
@@ -89,22 +94,37 @@ fn run(data: &[u8]) {
         }
     }
     // The peer is closed here; the socket must still serve the good client.
-    rig.dealer
-        .send(Bytes::from_static(b"alive"), SendFlags::empty())
-        .expect("send");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    retry(deadline, || {
+        rig.dealer
+            .send(Bytes::from_static(b"alive"), SendFlags::empty())
+            .map_err(ferromq::Error::from)
+    })
+    .expect("send");
     loop {
-        let frames = rig
-            .router
-            .recv_multipart(RecvFlags::empty())
+        let frames = retry(deadline, || rig.router.recv_multipart(RecvFlags::empty()))
             .expect("the ROUTER stopped serving after this input");
         assert!(frames.len() >= 2, "a ROUTER message without its routing id");
         if frames[0].as_ref() == b"good" && frames[1].as_ref() == b"alive" {
-            rig.router
-                .send_multipart(frames, SendFlags::empty())
-                .expect("echo");
+            retry(deadline, || {
+                rig.router
+                    .send_multipart(frames.clone(), SendFlags::empty())
+                    .map_err(ferromq::Error::from)
+            })
+            .expect("echo");
             break;
         }
     }
-    let reply = rig.dealer.recv(RecvFlags::empty()).expect("reply");
+    let reply = retry(deadline, || rig.dealer.recv(RecvFlags::empty())).expect("reply");
     assert_eq!(reply.as_slice(), b"alive");
+}
+
+/// Calls `f` again while it is interrupted by a signal and `deadline` has not passed.
+fn retry<T>(deadline: Instant, mut f: impl FnMut() -> ferromq::Result<T>) -> ferromq::Result<T> {
+    loop {
+        match f() {
+            Err(ferromq::Error::Interrupted) if Instant::now() < deadline => {}
+            result => return result,
+        }
+    }
 }

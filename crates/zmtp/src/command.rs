@@ -229,6 +229,33 @@ mod tests {
         assert_eq!(enc(&pong), b"\x04PONG0123456789abcdef");
     }
 
+    /// The frame_decoder fuzz target's finding of 2026-11-26 (session 21): a PING frame whose
+    /// 86-byte context decodes whole but re-encodes cut to 16 bytes. That is the contract
+    /// (libzmq's PONG carries at most 16), so the target now checks for a prefix there.
+    #[test]
+    fn fuzz_ping_context_past_max_reencodes_as_a_prefix() {
+        let mut wire = b"\x04PING\x00\x00".to_vec();
+        wire.extend_from_slice(&[0x94; 86]);
+        let cmd = Command::decode(Bytes::copy_from_slice(&wire)).unwrap();
+        let Command::Ping { ttl: 0, context } = &cmd else {
+            panic!("not a PING with TTL 0: {cmd:?}");
+        };
+        assert_eq!(context.len(), 86);
+        let again = enc(&cmd);
+        assert_eq!(again.len(), 1 + 4 + 2 + PING_CONTEXT_MAX);
+        assert!(wire.starts_with(&again));
+    }
+
+    /// Bytes after an ERROR's reason are ignored (as libzmq does), so they do not come back
+    /// on encode: the re-encoding is a prefix of what was decoded.
+    #[test]
+    fn error_trailing_bytes_ignored_and_not_reencoded() {
+        let wire = b"\x05ERROR\x03badXYZ";
+        let cmd = Command::decode(Bytes::from_static(wire)).unwrap();
+        assert_eq!(cmd, Command::Error(Bytes::from_static(b"bad")));
+        assert_eq!(enc(&cmd), b"\x05ERROR\x03bad");
+    }
+
     #[test]
     fn refuses_malformed() {
         let d = |b: &'static [u8]| Command::decode(Bytes::from_static(b));
