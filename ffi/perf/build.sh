@@ -11,7 +11,8 @@
 # machine: the lent 16-core machine has no cargo, C compiler or libzmq of its own.
 
 # median: the median of the numbers on stdin (space or newline separated).
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# Empty when every run was left out (compare.sh's RUN_LIMIT).
+median() { tr ' ' '\n' | { grep -v '^$' || true; } | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 # The two CPUs that pinned runs use (receiver first): CPUS, else 0 and the first CPU that is
 # not a hyperthread sibling of CPU 0, so that "one core each" holds on an SMT machine too.
