@@ -20,13 +20,6 @@ pub(crate) const CHUNK_SIZE: usize = if cfg!(loom) { 2 } else { 256 };
 /// first touch a page fault), and a first chunk touches at most 2.1 KiB of its pages.
 pub(crate) const FIRST_CHUNK_SLOTS: usize = if cfg!(loom) { 1 } else { 64 };
 
-/// One frame as it travels: the item and whether more frames of its message follow.
-#[derive(Debug)]
-pub(crate) struct Slot<T> {
-    pub(crate) item: T,
-    pub(crate) more: bool,
-}
-
 /// Words of [`Head::more`]: a bit per slot.
 const MORE_WORDS: usize = CHUNK_SIZE.div_ceil(64);
 
@@ -133,17 +126,17 @@ impl<T> Chunk<T> {
         }
     }
 
-    /// Moves a value into slot `index`.
+    /// Moves a value into slot `index`, and marks it in the head when `more` frames follow.
     ///
     /// # Safety
     /// The slot is vacant and no other thread accesses it until the write is published, and
     /// its `more` flag is clear (every vacant slot's is: see [`Head::more`]).
-    pub(crate) unsafe fn write(&self, index: usize, slot: Slot<T>) {
+    pub(crate) unsafe fn write(&self, index: usize, item: T, more: bool) {
         self.slots[index].with_mut(|cell| {
             // SAFETY: the caller has exclusive access to this vacant slot.
-            unsafe { (*cell).write(slot.item) };
+            unsafe { (*cell).write(item) };
         });
-        if slot.more {
+        if more {
             // Only the writer changes a word while the chunk is in use, so a load and a store
             // make the change; the reader reads the bit only once the publication that
             // follows has made it visible.

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::atomic::Ordering;
 
-use crate::chunk::{slot_index, starts_chunk, Chunk, Slot};
+use crate::chunk::{slot_index, starts_chunk, Chunk};
 use crate::hwm::Hwm;
 use crate::shared::{Front, FrontCell, Shared, ASLEEP, NOT_WAITING};
 use crate::sync::{fence, Arc};
@@ -103,7 +103,7 @@ impl<T> QueueWriter<T> {
         // SAFETY: position `end` is in `tail` and vacant: the reader never reads past
         // `published`, which is at most `complete` <= `end`, and the slot was vacated (or never
         // used) before the chunk came back to the writer.
-        unsafe { (*self.tail).write(slot_index(self.end), Slot { item, more }) };
+        unsafe { (*self.tail).write(slot_index(self.end), item, more) };
         self.end += 1;
         if starts_chunk(self.end) {
             let next = self.fresh_chunk();
