@@ -14,6 +14,12 @@
 //! Cells of the matrix that an implementation cannot run are left out with the reason in
 //! docs/compatibility.md ("Other implementations on the wire"). Missing `mvn`, `java` or `go`
 //! fails the test: it never skips.
+//!
+//! The tests are `#[ignore]`d in `cargo test --workspace`: from a fresh clone the Maven and Go
+//! builds alone take about 30 s and need the network, which is more than that command
+//! affords. .ci/run's "foreign ZMTP peers" step runs them with `--ignored`, installing Maven,
+//! a JDK and Go from Debian where they are missing; locally:
+//! `cargo test -p ferromq-tests --test foreign_peers -- --ignored`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -367,7 +373,8 @@ enum Role {
     Req,
     /// XPUB: waits for the foreign SUB's subscription to "A", then sends all COUNT.
     Publish,
-    /// SUB to "A": lets the foreign PUB's warm-up through, then expects the even messages.
+    /// SUB to "A": lets the foreign PUB's warm-up through (an XPUB sends none), then expects
+    /// the even messages.
     Subscribe,
 }
 
@@ -421,11 +428,12 @@ const fn cell(
 }
 
 /// The socket-pattern cells, each run with ferromq binding and with the foreign side binding.
-const PATTERNS: [Cell; 9] = [
+const PATTERNS: [Cell; 10] = [
     cell("pair", "echo", SocketType::Pair, Role::Req),
     cell("push", "send", SocketType::Pull, Role::Recv),
     cell("pull", "recv", SocketType::Push, Role::Send),
     cell("pub", "send", SocketType::Sub, Role::Subscribe),
+    cell("xpub", "send", SocketType::Sub, Role::Subscribe),
     cell("sub", "recv", SocketType::XPub, Role::Publish),
     cell("req", "req", SocketType::Rep, Role::Echo),
     cell("rep", "echo", SocketType::Req, Role::Req),
@@ -806,11 +814,13 @@ fn heartbeat(ferro: i32, foreign: i32) -> Cell {
 }
 
 #[test]
+#[ignore = "builds JeroMQ and go-zeromq peers (network on a first run): .ci/run's foreign peers step"]
 fn jeromq_socket_patterns() {
     run_matrix(Foreign::JeroMq, &PATTERNS);
 }
 
 #[test]
+#[ignore = "builds JeroMQ and go-zeromq peers (network on a first run): .ci/run's foreign peers step"]
 fn jeromq_security() {
     run_matrix(
         Foreign::JeroMq,
@@ -824,18 +834,25 @@ fn jeromq_security() {
 }
 
 #[test]
+#[ignore = "builds JeroMQ and go-zeromq peers (network on a first run): .ci/run's foreign peers step"]
 fn jeromq_heartbeats() {
     run_matrix(Foreign::JeroMq, &[heartbeat(100, 0), heartbeat(0, 100)]);
 }
 
 /// go-zeromq's REP splits a request at its last empty frame, not the first (RFC 28), so its
-/// REP cell runs with messages that have no empty frame; the REQ side keeps them.
+/// REP cell runs with messages that have no empty frame; the REQ side keeps them. Its XPUB
+/// is a PUB that never hands subscriptions to the application, so that cell is left out.
 #[test]
+#[ignore = "builds JeroMQ and go-zeromq peers (network on a first run): .ci/run's foreign peers step"]
 fn go_zeromq_socket_patterns() {
-    let cells = PATTERNS.map(|c| Cell {
-        no_empty: c.foreign_type == "rep",
-        ..c
-    });
+    let cells: Vec<Cell> = PATTERNS
+        .iter()
+        .filter(|c| c.foreign_type != "xpub")
+        .map(|&c| Cell {
+            no_empty: c.foreign_type == "rep",
+            ..c
+        })
+        .collect();
     run_matrix(Foreign::GoZeromq, &cells);
 }
 
@@ -843,6 +860,7 @@ fn go_zeromq_socket_patterns() {
 /// server, its dialer as the client, whatever the options say), so only the two cells where
 /// the server binds exist; the others are left out (docs/compatibility.md).
 #[test]
+#[ignore = "builds JeroMQ and go-zeromq peers (network on a first run): .ci/run's foreign peers step"]
 fn go_zeromq_plain() {
     run_ways(
         Foreign::GoZeromq,

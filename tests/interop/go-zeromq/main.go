@@ -2,7 +2,8 @@
 // tests/tests/foreign_peers.rs. It takes the same arguments as the JeroMQ peer
 // (tests/interop/jeromq): ROLE TYPE bind|connect ENDPOINT COUNT [options], roles send, recv,
 // echo and req, message i = [topic ("A"+i even, "B"+i odd), empty frame, body ("body-"+i, or
-// 1 MiB of 'z' for i == 2)], a SUB subscribed to "A", a PUB warming up until a stdin line,
+// 1 MiB of 'z' for i == 2)], a SUB subscribed to "A", a PUB warming up until a stdin line (an
+// XPUB waiting for the subscription instead),
 // "ENDPOINT tcp://..." as the first stdout line when binding, exit 0 only when everything
 // expected arrived. go-zeromq has no CURVE and no heartbeat options; its PLAIN server accepts
 // any credentials (it has no ZAP). Options: --id, --peer-id, --plain-client USER:PASS,
@@ -111,6 +112,12 @@ func main() {
 	case "send":
 		if typ == "PUB" {
 			warmUp(s)
+		}
+		if typ == "XPUB" {
+			sub := recv(s, -1)
+			if len(sub) != 1 || !bytes.Equal(sub[0], []byte("\x01A")) {
+				fail("XPUB got %s, want [\"\\x01A\"]", describe(sub))
+			}
 		}
 		for i := 0; i < count; i++ {
 			send(s, message(i))

@@ -21,7 +21,7 @@ import org.zeromq.ZMQ;
  * 1 MiB of 'z' for i == 2). A SUB subscribes to "A", so it expects the even messages only. A
  * PUB publishes single-frame "Awarm"/"Bwarm" messages until a line arrives on stdin (the
  * ferromq SUB writes it once a warm-up message got through), so nothing is lost to the
- * subscription's propagation delay. When binding, the first stdout line is "ENDPOINT " + the
+ * subscription's propagation delay; an XPUB waits for the subscription ("\x01A") instead. When binding, the first stdout line is "ENDPOINT " + the
  * bound endpoint. Exit 0 only when everything expected arrived; 1 on a mismatch or timeout.
  *
  * <p>Options: --id ID (own routing id), --peer-id ID (the routing id a ROUTER must see),
@@ -124,6 +124,12 @@ public final class Peer {
             case "send" -> {
                 if (type.equalsIgnoreCase("pub")) {
                     warmUp(s);
+                }
+                if (type.equalsIgnoreCase("xpub")) {
+                    List<byte[]> sub = recv(s, "the subscription");
+                    if (sub.size() != 1 || !Arrays.equals(sub.get(0), new byte[] {1, 'A'})) {
+                        fail("XPUB got " + describe(sub) + ", want [\"\\x01A\"]");
+                    }
                 }
                 for (int i = 0; i < count; i++) {
                     send(s, message(i));
