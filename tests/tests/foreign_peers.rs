@@ -869,3 +869,80 @@ fn go_zeromq_plain() {
         &[false],
     );
 }
+
+/// Wrong PLAIN credentials are refused across the two codecs: the 400 of ferromq's ZAP handler
+/// ends JeroMQ's handshake (nothing of JeroMQ's gets through), and the 400 of the JeroMQ
+/// server's handler reaches ferromq's client as HANDSHAKE_FAILED_AUTH with that status (JeroMQ
+/// sends the RFC's ERROR; libzmq's own differs, see "PLAIN ERROR command" above).
+#[test]
+#[ignore = "builds JeroMQ and go-zeromq peers (network on a first run): .ci/run's foreign peers step"]
+fn jeromq_plain_refusals() {
+    let monitored = |ctx: &Context, s: &mut Socket, name: &str| {
+        let ep = format!("inproc://refusal-{name}-{}", std::process::id());
+        s.monitor(&ep, monitor::EVENT_ALL).expect("monitor");
+        let mut m = ctx.socket(SocketType::Pair).expect("monitor socket");
+        m.set_rcvtimeo(100).expect("rcvtimeo");
+        m.connect(&ep).expect("monitor connect");
+        m
+    };
+    let wrong = format!("{USER}:wrong");
+
+    // ferromq's PLAIN server refuses JeroMQ's client.
+    let ctx = Context::new();
+    let stop = Arc::new(AtomicBool::new(false));
+    let zap = zap_handler(&ctx, stop.clone());
+    let mut s = ctx.socket(SocketType::Router).expect("socket");
+    s.set_plain_server(true).expect("plain server");
+    s.set_zap_domain(b"test").expect("zap domain");
+    s.set_rcvtimeo(500).expect("rcvtimeo");
+    s.set_linger(0).expect("linger");
+    let mut m = monitored(&ctx, &mut s, "server");
+    s.bind("tcp://127.0.0.1:*").expect("bind");
+    let endpoint = s.last_endpoint().expect("endpoint");
+    let args = [
+        "req",
+        "dealer",
+        "connect",
+        &endpoint,
+        "1",
+        "--plain-client",
+        &wrong,
+    ];
+    let mut peer = Peer::start(Foreign::JeroMq, &args.map(String::from)).expect("JeroMQ peer");
+    let (ev, _) = ferromq_tests::wait_for_event(&mut m, monitor::EVENT_HANDSHAKE_FAILED_AUTH);
+    assert_eq!(ev.value, 400, "the handler's status");
+    assert!(
+        s.recv_multipart(RecvFlags::empty()).is_err(),
+        "nothing got through"
+    );
+    peer.fail("stopped");
+    stop.store(true, Ordering::Relaxed);
+    let _ = zap.join();
+    drop((s, m));
+    ctx.term();
+
+    // JeroMQ's PLAIN server (its handler accepts only USER:PASSWORD) refuses ferromq's client.
+    let ctx = Context::new();
+    let args = [
+        "echo",
+        "router",
+        "bind",
+        "tcp://127.0.0.1:*",
+        "1",
+        "--plain-server",
+        &format!("{USER}:{PASSWORD}"),
+    ];
+    let mut peer = Peer::start(Foreign::JeroMq, &args.map(String::from)).expect("JeroMQ peer");
+    let mut c = ctx.socket(SocketType::Dealer).expect("socket");
+    c.set_plain_client(USER.as_bytes(), b"wrong")
+        .expect("plain client");
+    c.set_linger(0).expect("linger");
+    let mut m = monitored(&ctx, &mut c, "client");
+    c.connect(peer.endpoint.as_deref().expect("endpoint"))
+        .expect("connect");
+    let (ev, _) = ferromq_tests::wait_for_event(&mut m, monitor::EVENT_HANDSHAKE_FAILED_AUTH);
+    assert_eq!(ev.value, 400, "the JeroMQ handler's status");
+    peer.fail("stopped");
+    drop((c, m));
+    ctx.term();
+}
