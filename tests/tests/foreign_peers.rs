@@ -42,6 +42,8 @@ const PEER_DEADLINE: Duration = Duration::from_secs(40);
 const BUILD_DEADLINE: Duration = Duration::from_secs(420);
 /// Messages per exchange (index 2 is the 1 MiB one).
 const COUNT: usize = 6;
+/// Messages in a [`STREAMS`] exchange.
+const STREAM_COUNT: usize = 10_000;
 
 /// The PLAIN credentials both sides agree on.
 const USER: &str = "admin";
@@ -401,6 +403,8 @@ struct Cell {
     pause: i32,
     /// Messages without the empty middle frame (`--no-empty`, go-zeromq's REP only).
     no_empty: bool,
+    /// Messages in the exchange.
+    count: usize,
 }
 
 const DEALER_ID: &str = "foreign-dealer";
@@ -422,6 +426,7 @@ const fn cell(
         foreign_heartbeat: 0,
         pause: 0,
         no_empty: false,
+        count: COUNT,
     }
 }
 
@@ -437,6 +442,20 @@ const PATTERNS: [Cell; 10] = [
     cell("rep", "echo", SocketType::Req, Role::Req),
     cell("dealer", "req", SocketType::Router, Role::Echo),
     cell("router", "echo", SocketType::Dealer, Role::Req),
+];
+
+/// 10,000 messages one way, each direction: the foreign decoder meets ferromq's batched writes
+/// (many frames per write, frames split across reads) and the reverse; any loss, duplicate
+/// or reordering fails the numbered check.
+const STREAMS: [Cell; 2] = [
+    Cell {
+        count: STREAM_COUNT,
+        ..cell("push", "send", SocketType::Pull, Role::Recv)
+    },
+    Cell {
+        count: STREAM_COUNT,
+        ..cell("pull", "recv", SocketType::Push, Role::Send)
+    },
 ];
 
 /// A ZAP handler (RFC 27) for ferromq's PLAIN server: accepts only USER/PASSWORD, until
@@ -569,7 +588,7 @@ fn run_cell(foreign: Foreign, c: &Cell, ferro_binds: bool) -> Result<String, Str
     if ferro_binds {
         s.bind("tcp://127.0.0.1:*").map_err(|e| e.to_string())?;
         endpoint = s.last_endpoint().map_err(|e| e.to_string())?;
-        args.extend(["connect".into(), endpoint.clone(), COUNT.to_string()]);
+        args.extend(["connect".into(), endpoint.clone(), c.count.to_string()]);
         args.extend(opts);
         peer = Peer::start(foreign, &args)?;
     } else {
@@ -577,7 +596,7 @@ fn run_cell(foreign: Foreign, c: &Cell, ferro_binds: bool) -> Result<String, Str
             Foreign::JeroMq => "tcp://127.0.0.1:*",
             Foreign::GoZeromq => "tcp://127.0.0.1:0",
         };
-        args.extend(["bind".into(), any.into(), COUNT.to_string()]);
+        args.extend(["bind".into(), any.into(), c.count.to_string()]);
         args.extend(opts);
         peer = Peer::start(foreign, &args)?;
         endpoint = peer.endpoint.clone().ok_or("no endpoint")?;
@@ -700,13 +719,13 @@ fn ferro_side(s: &mut Socket, peer: &mut Peer, c: &Cell) -> Result<(), String> {
     let message = |i| message_in(i, !c.no_empty);
     let expect = |got: &[Bytes], i| expect(got, i, message(i));
     match c.ferro_role {
-        Role::Send => (0..COUNT).try_for_each(|i| send(s, message(i))),
-        Role::Recv => (0..COUNT).try_for_each(|i| expect(&recv(s, &format!("message {i}"))?, i)),
-        Role::Req => (0..COUNT).try_for_each(|i| {
+        Role::Send => (0..c.count).try_for_each(|i| send(s, message(i))),
+        Role::Recv => (0..c.count).try_for_each(|i| expect(&recv(s, &format!("message {i}"))?, i)),
+        Role::Req => (0..c.count).try_for_each(|i| {
             send(s, message(i))?;
             expect(&recv(s, &format!("reply {i}"))?, i)
         }),
-        Role::Echo => (0..COUNT).try_for_each(|i| {
+        Role::Echo => (0..c.count).try_for_each(|i| {
             let got = recv(s, &format!("message {i}"))?;
             let body = if c.ferro_type == SocketType::Router {
                 if got.first().map(|id| &id[..]) != Some(DEALER_ID.as_bytes()) {
@@ -724,12 +743,12 @@ fn ferro_side(s: &mut Socket, peer: &mut Peer, c: &Cell) -> Result<(), String> {
             if sub != [Bytes::from_static(b"\x01A")] {
                 return Err(format!("XPUB got {}, want [\"\\x01A\"]", describe(&sub)));
             }
-            (0..COUNT).try_for_each(|i| send(s, message(i)))
+            (0..c.count).try_for_each(|i| send(s, message(i)))
         }
         Role::Subscribe => {
             let mut told = false;
             let mut i = 0;
-            while i < COUNT {
+            while i < c.count {
                 let got = recv(s, &format!("message {i}"))?;
                 if got == [Bytes::from_static(b"Awarm")] {
                     if !told {
@@ -771,6 +790,11 @@ fn run_ways(foreign: Foreign, cells: &[Cell], ways: &[bool]) {
                 c.sec,
                 if c.no_empty { ", no empty frame" } else { "" }
             );
+            let name = if c.count == COUNT {
+                name
+            } else {
+                format!("{name}, {} messages", c.count)
+            };
             let started = Instant::now();
             match run_cell(foreign, c, ferro_binds) {
                 Ok(notes) if notes.is_empty() => {
@@ -813,6 +837,18 @@ fn heartbeat(ferro: i32, foreign: i32) -> Cell {
 #[ignore = "builds JeroMQ and go-zeromq peers (network on a first run): .ci/run's foreign peers step"]
 fn jeromq_socket_patterns() {
     run_matrix(Foreign::JeroMq, &PATTERNS);
+}
+
+#[test]
+#[ignore = "builds JeroMQ and go-zeromq peers (network on a first run): .ci/run's foreign peers step"]
+fn jeromq_streams() {
+    run_matrix(Foreign::JeroMq, &STREAMS);
+}
+
+#[test]
+#[ignore = "builds JeroMQ and go-zeromq peers (network on a first run): .ci/run's foreign peers step"]
+fn go_zeromq_streams() {
+    run_matrix(Foreign::GoZeromq, &STREAMS);
 }
 
 #[test]
