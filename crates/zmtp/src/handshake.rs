@@ -109,7 +109,8 @@ impl HandshakeConfig {
     }
 }
 
-/// The verdict a server gives itself when it asks no handler: 200, no User-Id.
+/// The verdict a server gives itself when it asks no handler: 200, no User-Id (`finish_zap`
+/// with `asked` false).
 fn admitted() -> ZapReply {
     ZapReply {
         status: 200,
@@ -290,7 +291,7 @@ impl Handshake {
                 }
             )
         {
-            return self.handle_zap_reply(Ok(admitted()));
+            return self.finish_zap(Ok(admitted()), false);
         }
         let e = HandshakeError::NoZapHandler;
         self.state = State::Failed(e.clone());
@@ -304,7 +305,16 @@ impl Handshake {
         &mut self,
         reply: Result<ZapReply, ZapReplyError>,
     ) -> Result<(), HandshakeError> {
-        let result = self.zap_step(reply);
+        self.finish_zap(reply, true)
+    }
+
+    /// A handler's verdict (`asked`) or the one a server gives itself when it asks none.
+    fn finish_zap(
+        &mut self,
+        reply: Result<ZapReply, ZapReplyError>,
+        asked: bool,
+    ) -> Result<(), HandshakeError> {
+        let result = self.zap_step(reply, asked);
         if let Err(e) = &result {
             self.state = State::Failed(e.clone());
         }
@@ -326,7 +336,11 @@ impl Handshake {
         }
     }
 
-    fn zap_step(&mut self, reply: Result<ZapReply, ZapReplyError>) -> Result<(), HandshakeError> {
+    fn zap_step(
+        &mut self,
+        reply: Result<ZapReply, ZapReplyError>,
+        asked: bool,
+    ) -> Result<(), HandshakeError> {
         let awaiting = match &self.state {
             State::Mechanism {
                 mechanism: MechanismState::Plain(Plain::ServerZap(None)),
@@ -360,10 +374,13 @@ impl Handshake {
             }
             return Err(HandshakeError::ZapRefused { status });
         }
-        // libzmq's mechanism_t::set_user_id records the reply's user id, empty or not, ahead
-        // of the metadata frame, whose own User-Id it therefore shadows.
+        // libzmq's mechanism_t::set_user_id records a handler's user id, empty or not, ahead
+        // of the metadata frame, whose own User-Id it therefore shadows. A server that asked
+        // no handler records none.
         let mut extra = Metadata::new();
-        extra.insert(crate::null::USER_ID, reply.user_id)?;
+        if asked {
+            extra.insert(crate::null::USER_ID, reply.user_id)?;
+        }
         for (name, value) in reply.metadata.iter() {
             extra.insert(name, value.clone())?;
         }
@@ -597,7 +614,7 @@ impl Handshake {
                                         self.queue_body(&body);
                                     }
                                     if self.curve_skips_zap() {
-                                        return self.handle_zap_reply(Ok(admitted()));
+                                        return self.finish_zap(Ok(admitted()), false);
                                     }
                                     continue;
                                 }
@@ -1396,6 +1413,8 @@ mod tests {
             client.handle_input(&mut b_to_a).unwrap();
         }
         assert!(client.is_complete() && server.is_complete());
+        // No handler asked, no User-Id (libzmq calls set_user_id on a reply only).
+        assert!(server.peer().unwrap().metadata.get("User-Id").is_none());
         // PLAIN without a handler is refused.
         plain_server_refused_without_handler(false);
     }
