@@ -70,9 +70,8 @@ prefix=$work/prefix
 sh "$root/ffi/install.sh" "$prefix" dev
 
 # The module, fetched once into the module cache (read-only there), copied to a writable tree.
-if [ ! -f "$work/fetch/go.mod" ]; then
-    printf 'module fetch\n\ngo 1.16\n' > "$work/fetch/go.mod"
-fi
+# `go mod download` wants a main module: an empty one that any go command since 1.16 reads.
+printf 'module fetch\n\ngo 1.16\n' > "$work/fetch/go.mod"
 dir=$(cd "$work/fetch" && "$go" mod download -json "$module@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 if [ -z "$dir" ] || [ ! -f "$dir/zmq4.go" ]; then
     echo "go mod download $module@$version gave no source directory" >&2
