@@ -157,7 +157,6 @@ enum MechanismState {
     Curve(Box<Curve>),
 }
 
-/// One connection's ZMTP 3.x handshake.
 /// Puts an admitting ZAP reply's properties (User-Id, then its metadata) ahead of what the peer
 /// announced, so that a lookup (`zmq_msg_gets`, a ROUTER's `Identity`) finds the handler's
 /// value where both name a property: libzmq compiles a connection's properties into a map
@@ -172,6 +171,7 @@ fn zap_first(peer: &mut PeerInfo, zap: Metadata) -> Result<(), HandshakeError> {
     Ok(())
 }
 
+/// One connection's ZMTP 3.x handshake.
 #[derive(Debug)]
 pub struct Handshake {
     state: State,
