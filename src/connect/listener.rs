@@ -357,7 +357,10 @@ async fn serve(
     }
     link.mailbox.send(SocketCommand::Identify {
         id,
-        metadata: PeerMetadata::of_connection(connection_metadata(peer.metadata, &stream)),
+        metadata: PeerMetadata::of_connection(
+            connection_metadata(peer.metadata, &stream),
+            peer.routing_id,
+        ),
     });
     // The pipes come back when the connection ends; dropping them tells the socket.
     let exit = run_engine(&link, stream, far, &ctl, handoff, (peer.major, peer.minor)).await;
