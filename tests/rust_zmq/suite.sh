@@ -48,7 +48,7 @@ while [ $# -gt 0 ]; do
         --check) check=1; control=0; shift ;;
         --timeout) limit="$2"; shift 2 ;;
         --runs) runs="$2"; shift 2 ;;
-        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
         -*) echo "unknown option $1" >&2; exit 2 ;;
         *) only+=("$1"); shift ;;
     esac
