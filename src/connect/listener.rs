@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use socket2::{Domain, Socket as RawSocket, Type};
 
+use crate::connect::attach_order::{wait_bound, AttachOrder, Ticket};
 use crate::connect::connection::{configure_tcp, handshake, run_engine, stream_fd, SocketLink};
 use crate::connect::connection_props::connection_metadata;
 use crate::connect::endpoint::{tcp_endpoint_string, TcpAddr};
@@ -124,6 +125,8 @@ pub(crate) fn adopt_tcp(fd: RawFd, held: bool) -> Result<(TcpListener, String)> 
 pub(crate) struct ListenerCtl {
     pub ctl: Arc<SessionCtl>,
     sessions: Mutex<Vec<Weak<SessionCtl>>>,
+    /// Its connections attach in the order they were accepted.
+    order: Arc<AttachOrder>,
 }
 
 impl ListenerCtl {
@@ -131,6 +134,7 @@ impl ListenerCtl {
         Arc::new(ListenerCtl {
             ctl: SessionCtl::new(linger),
             sessions: Mutex::new(Vec::new()),
+            order: Arc::new(AttachOrder::default()),
         })
     }
 
@@ -331,7 +335,15 @@ fn spawn_session(link: &SocketLink, stream: AsyncStream, lctl: &Arc<ListenerCtl>
     let ctl = SessionCtl::new(link.options.linger);
     lctl.track(&ctl);
     let guard = link.activity.enter();
-    tokio::spawn(serve(link.clone(), stream, ctl, endpoint.to_owned(), guard));
+    let ticket = lctl.order.ticket();
+    tokio::spawn(serve(
+        link.clone(),
+        stream,
+        ctl,
+        ticket,
+        endpoint.to_owned(),
+        guard,
+    ));
 }
 
 /// One accepted connection: handshake, attach its pipes to the socket, run the engine.
@@ -339,10 +351,12 @@ async fn serve(
     link: SocketLink,
     mut stream: AsyncStream,
     ctl: Arc<SessionCtl>,
+    ticket: Ticket,
     endpoint: String,
     _guard: ActivityGuard,
 ) {
     let fd = stream_fd(&stream);
+    let start = tokio::time::Instant::now();
     let hs = tokio::select! {
         r = handshake(&mut stream, &link, &endpoint) => r.ok(),
         () = ctl.done() => None,
@@ -350,6 +364,11 @@ async fn serve(
     let Some((peer, handoff)) = hs else {
         return;
     };
+    let bound = wait_bound(start.elapsed());
+    tokio::select! {
+        () = ticket.turn(bound) => {}
+        () = ctl.done() => return,
+    }
     let id = link.next_pipe_id();
     let (peer_end, far) = socket_pipes(id, link.mailbox.peer_wake(id), link.kind, &link.options);
     if !link.mailbox.send(SocketCommand::Attach(Box::new(peer_end))) {
@@ -359,6 +378,7 @@ async fn serve(
         id,
         metadata: PeerMetadata::of_connection(connection_metadata(peer.metadata, &stream)),
     });
+    drop(ticket);
     // The pipes come back when the connection ends; dropping them tells the socket.
     let exit = run_engine(&link, stream, far, &ctl, handoff, (peer.major, peer.minor)).await;
     if let Some(exit) = exit
