@@ -7,10 +7,12 @@
 //! expects its requests in connect order. libzmq attaches an accepted connection when its
 //! handshake ends, on one I/O thread that handles readiness events in the order the kernel
 //! reported them, so peers that connect together attach in accept order. Here handshakes are
-//! tokio tasks, and nothing keeps their order: the multi-thread scheduler runs the task woken
-//! last first (its LIFO slot), and a task polled for one reason finds the next step's bytes
-//! already there while another waits for its wake-up (session 21: 7-17 of 120 runs out of
-//! order under load, libzmq 0 of 120).
+//! tokio tasks, and even on the current-thread runtime (src/runtime.rs), which runs them in
+//! the order they are woken, nothing keeps their order: a task polled finds its next step's
+//! bytes already there while another still waits for its wake-up. Under load, with the
+//! runtime alone, 1 of 120 runs of listener.rs's 20-round test had a peer attach out of
+//! turn; with the multi-thread runtime before it, whose LIFO slot runs the task woken last
+//! first, test_spec_req's shape went out of order in 7-17 of 120 runs (libzmq 0 of 120).
 //!
 //! So each accepted connection takes a ticket in accept order, and one whose handshake is done
 //! attaches only once every earlier one has attached or ended. That wait is bounded: a peer
