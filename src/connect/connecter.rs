@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::connect::connection::{
-    configure_tcp, handshake, run_engine, stream_fd, Backoff, SocketLink,
+    configure_tcp, handshake, handshake_succeeded, run_engine, stream_fd, Backoff, SocketLink,
 };
 use crate::connect::connection_props::connection_metadata;
 use crate::connect::endpoint::TcpAddr;
@@ -176,6 +176,7 @@ pub(crate) async fn connect_loop(
                 peer.routing_id,
             ),
         });
+        handshake_succeeded(&link, &endpoint);
         let fd = stream_fd(&stream);
         let Some(exit) = run_engine(
             &link,
