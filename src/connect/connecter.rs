@@ -171,7 +171,10 @@ pub(crate) async fn connect_loop(
         };
         link.mailbox.send(SocketCommand::Identify {
             id,
-            metadata: PeerMetadata::of_connection(connection_metadata(peer.metadata, &stream)),
+            metadata: PeerMetadata::of_connection(
+                connection_metadata(peer.metadata, &stream),
+                peer.routing_id,
+            ),
         });
         handshake_succeeded(&link, &endpoint);
         let fd = stream_fd(&stream);

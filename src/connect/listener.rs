@@ -379,7 +379,10 @@ async fn serve(
     }
     link.mailbox.send(SocketCommand::Identify {
         id,
-        metadata: PeerMetadata::of_connection(connection_metadata(peer.metadata, &stream)),
+        metadata: PeerMetadata::of_connection(
+            connection_metadata(peer.metadata, &stream),
+            peer.routing_id,
+        ),
     });
     drop(ticket);
     handshake_succeeded(&link, &endpoint);

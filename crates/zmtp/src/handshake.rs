@@ -158,11 +158,22 @@ enum MechanismState {
 }
 
 /// Puts an admitting ZAP reply's properties (User-Id, then its metadata) ahead of what the peer
-/// announced, so that a lookup (`zmq_msg_gets`, a ROUTER's `Identity`) finds the handler's
-/// value where both name a property: libzmq compiles a connection's properties into a map
-/// that keeps the first insertion, the ZAP properties inserted before the ZMTP ones
-/// (stream_engine_base_t::mechanism_ready).
-fn zap_first(peer: &mut PeerInfo, zap: Metadata) -> Result<(), HandshakeError> {
+/// announced, so that a lookup (`zmq_msg_gets`) finds the handler's value where both name a
+/// property: libzmq compiles a connection's properties into a map that keeps the first
+/// insertion, the ZAP properties inserted before the ZMTP ones
+/// (stream_engine_base_t::mechanism_ready). The routing id is another matter: libzmq sets it
+/// from each `Identity` as it parses it, so the handler's names the peer only where the reply
+/// was parsed after the peer's own properties (`zap_parsed_last`), or the peer named none.
+fn zap_first(
+    peer: &mut PeerInfo,
+    zap: Metadata,
+    zap_parsed_last: bool,
+) -> Result<(), HandshakeError> {
+    if let Some(id) = null::identity_of(&zap) {
+        if zap_parsed_last || null::identity_of(&peer.metadata).is_none() {
+            peer.routing_id = id;
+        }
+    }
     let mut merged = zap;
     for (name, value) in peer.metadata.iter() {
         merged.insert(name, value.clone())?;
@@ -361,6 +372,17 @@ impl Handshake {
             return Err(HandshakeError::UnexpectedZapReply);
         }
         let reply = reply.map_err(HandshakeError::ZapReply)?;
+        // libzmq parses the reply's metadata as it parses the peer's properties, before it
+        // looks at the status: a `Socket-Type` there must name a type that can talk to ours,
+        // else the handshake fails with ZAP_INVALID_METADATA and the client is dropped, no
+        // ERROR sent (zap_client_t::receive_and_process_zap_reply).
+        let wrong_type = reply.metadata.iter().any(|(name, value)| {
+            name == null::SOCKET_TYPE
+                && !SocketType::from_name(value).is_some_and(|t| self.socket_type.is_compatible(t))
+        });
+        if wrong_type {
+            return Err(HandshakeError::ZapReply(ZapReplyError::InvalidMetadata));
+        }
         if reply.status != 200 {
             let status = reply.status;
             if status == 300 {
@@ -401,7 +423,7 @@ impl Handshake {
                     .admit(&local)
                     .ok_or(HandshakeError::UnexpectedZapReply)?;
                 self.curve_codec = curve.take_codec();
-                zap_first(&mut peer, extra)?;
+                zap_first(&mut peer, extra, true)?;
                 self.queue_body(&ready);
                 self.state = State::Complete(peer);
             }
@@ -417,7 +439,7 @@ impl Handshake {
                 self.queue_command(&ready);
                 match early {
                     Some(mut peer) => {
-                        zap_first(&mut peer, extra)?;
+                        zap_first(&mut peer, extra, true)?;
                         self.state = State::Complete(peer);
                     }
                     None => self.zap_metadata = Some(extra),
@@ -640,7 +662,7 @@ impl Handshake {
                                 self.queue_command(&reply);
                             }
                             if let Some(extra) = self.zap_metadata.take() {
-                                zap_first(&mut peer, extra)?;
+                                zap_first(&mut peer, extra, false)?;
                             }
                             self.state = State::Complete(peer);
                             return Ok(());
@@ -1624,7 +1646,91 @@ mod tests {
             let identities: Vec<_> = seen.iter().filter(|(n, _)| *n == "Identity").collect();
             assert_eq!(identities.len(), 2, "{mechanism}");
             assert_eq!(&identities[1].1[..], b"client-1", "{mechanism}");
+            // The routing id is the Identity parsed last: the handler's reply comes before the
+            // client's INITIATE (PLAIN) or, in this pump, its READY (NULL); after CURVE's
+            // INITIATE.
+            let parsed_last: &[u8] = match mechanism {
+                "CURVE" => b"from-zap",
+                _ => b"client-1",
+            };
+            let peer = server.peer().unwrap();
+            assert_eq!(peer.routing_id.as_deref(), Some(parsed_last), "{mechanism}");
         }
+    }
+
+    /// The handler's reply, `metadata` as its properties, to a PLAIN DEALER client (routing id
+    /// `client_id`) of a ROUTER server: each side's result and the server.
+    fn plain_router_with_zap(
+        client_id: &'static [u8],
+        metadata: &[(&str, &str)],
+    ) -> (
+        Result<(), HandshakeError>,
+        Result<(), HandshakeError>,
+        Handshake,
+    ) {
+        let mut props = Metadata::new();
+        for (name, value) in metadata {
+            props.insert(*name, value.as_bytes().to_vec()).unwrap();
+        }
+        let reply = ZapReply {
+            status: 200,
+            user_id: Bytes::from_static(b"user"),
+            metadata: props,
+        };
+        let mut ccfg = HandshakeConfig::new(SocketType::Dealer);
+        ccfg.routing_id = Bytes::from_static(client_id);
+        ccfg.security = plain_client(b"admin", b"secret");
+        let mut scfg = HandshakeConfig::new(SocketType::Router);
+        scfg.security = Security::PlainServer;
+        let (mut client, mut server) = (Handshake::new(ccfg), Handshake::new(scfg));
+        let (rc, rs) = pump_reply(&mut client, &mut server, 64, &reply);
+        (rc, rs, server)
+    }
+
+    /// A DEALER announces Identity even without a routing id: empty, parsed after the
+    /// handler's (PLAIN), it leaves the ROUTER to generate one, as libzmq's does, while a
+    /// lookup still finds the handler's.
+    #[test]
+    fn plain_clients_empty_identity_overrides_the_handlers() {
+        let (rc, rs, server) = plain_router_with_zap(b"", &[("Identity", "from-zap")]);
+        assert_eq!((rc, rs), (Ok(()), Ok(())));
+        let peer = server.peer().unwrap();
+        assert_eq!(peer.routing_id, None);
+        assert_eq!(
+            peer.metadata.get("Identity").map(|v| &v[..]),
+            Some(&b"from-zap"[..])
+        );
+    }
+
+    /// A `Socket-Type` in the handler's metadata is checked as the peer's own would be (libzmq
+    /// parses both with `parse_metadata`): one that cannot talk to the server fails the
+    /// handshake as ZAP_INVALID_METADATA, with nothing sent to the client; one that can passes
+    /// and is what a lookup finds.
+    #[test]
+    fn zap_socket_type_must_pair_with_ours() {
+        for wrong in ["PUB", "FOO", "router"] {
+            let (rc, rs, _) = plain_router_with_zap(b"c", &[("Socket-Type", wrong)]);
+            // No ERROR reached the client: it still waits for WELCOME.
+            assert_eq!(rc, Ok(()), "{wrong}");
+            let e = rs.unwrap_err();
+            assert_eq!(
+                e,
+                HandshakeError::ZapReply(ZapReplyError::InvalidMetadata),
+                "{wrong}"
+            );
+            assert_eq!(
+                e.protocol_error_code(),
+                crate::zap::zap_error::INVALID_METADATA
+            );
+        }
+        let (rc, rs, server) = plain_router_with_zap(b"c", &[("Socket-Type", "REQ")]);
+        assert_eq!((rc, rs), (Ok(()), Ok(())));
+        let peer = server.peer().unwrap();
+        assert_eq!(
+            peer.metadata.get("Socket-Type").map(|v| &v[..]),
+            Some(&b"REQ"[..])
+        );
+        assert_eq!(peer.socket_type, Some(SocketType::Dealer));
     }
 
     #[test]
