@@ -1,7 +1,7 @@
 //! ferromq: the ZeroMQ messaging core in Rust, wire-compatible with libzmq (ZMTP 3.1).
 //!
 //! ```text
-//!  application thread             management (tokio, 1 worker)        I/O thread(s) (mio)
+//!  application thread             management (tokio, 1 thread)        I/O thread(s) (mio)
 //!  Socket ── Pattern ── pipes ─┐  bind/accept, connect, reconnect,   ┌─ Engine per connection:
 //!     ▲  eventfd (ZMQ_FD)      │  greeting + NULL handshake under    │  read 8-64 KiB, decode all
 //!     └── wake on empty->ready │  HANDSHAKE_IVL, then hand the       │  frames (zero copy), push

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::connect::connection::{
-    configure_tcp, handshake, run_engine, stream_fd, Backoff, SocketLink,
+    configure_tcp, handshake, handshake_succeeded, run_engine, stream_fd, Backoff, SocketLink,
 };
 use crate::connect::connection_props::connection_metadata;
 use crate::connect::endpoint::TcpAddr;
@@ -171,8 +171,12 @@ pub(crate) async fn connect_loop(
         };
         link.mailbox.send(SocketCommand::Identify {
             id,
-            metadata: PeerMetadata::of_connection(connection_metadata(peer.metadata, &stream)),
+            metadata: PeerMetadata::of_connection(
+                connection_metadata(peer.metadata, &stream),
+                peer.routing_id,
+            ),
         });
+        handshake_succeeded(&link, &endpoint);
         let fd = stream_fd(&stream);
         let Some(exit) = run_engine(
             &link,

@@ -3,6 +3,7 @@
 //! (on the tokio management runtime), then the hand-off to `crate::io`. Nothing here touches
 //! a message once its connection is established.
 
+pub(crate) mod attach_order;
 pub(crate) mod connecter;
 pub(crate) mod connection;
 pub mod connection_props;

@@ -156,9 +156,13 @@ pub(crate) fn is_supported(kind: SocketType) -> bool {
 /// What a peer announced when it joined, and whether its messages carry it.
 #[derive(Debug, Clone)]
 pub(crate) struct PeerMetadata {
-    /// Socket-Type, Identity (what a ROUTER knows the peer by) and, over tcp and ipc, the
-    /// connection's own properties (Peer-Address, ZAP's User-Id, ...).
+    /// Socket-Type, Identity and, over tcp and ipc, the connection's own properties
+    /// (Peer-Address, ZAP's User-Id and metadata, ...).
     pub announced: Arc<Metadata>,
+    /// What a ROUTER knows the peer by, unless it assigns one (`None`: generate one). Not
+    /// always `announced`'s `Identity`: where a ZAP handler names one too, a lookup finds the
+    /// handler's while the routing id is the one libzmq parsed last (`PeerInfo::routing_id`).
+    pub routing_id: Option<Bytes>,
     /// Whether the peer's messages carry `announced` as their properties (`Msg::metadata`,
     /// `zmq_msg_gets`). tcp and ipc messages do. inproc messages do not: libzmq attaches no
     /// metadata to them (`zmq_msg_gets (&m, "Socket-Type")` is NULL, EINVAL), and a shared
@@ -169,17 +173,19 @@ pub(crate) struct PeerMetadata {
 
 impl PeerMetadata {
     /// A tcp or ipc peer's: its messages carry it.
-    pub(crate) fn of_connection(announced: Arc<Metadata>) -> Self {
+    pub(crate) fn of_connection(announced: Arc<Metadata>, routing_id: Option<Bytes>) -> Self {
         PeerMetadata {
             announced,
+            routing_id,
             on_messages: true,
         }
     }
 
     /// An inproc peer's: for the patterns only.
-    pub(crate) fn of_inproc(announced: Arc<Metadata>) -> Self {
+    pub(crate) fn of_inproc(announced: Arc<Metadata>, routing_id: Option<Bytes>) -> Self {
         PeerMetadata {
             announced,
+            routing_id,
             on_messages: false,
         }
     }

@@ -123,11 +123,7 @@ impl Pattern for Router {
     }
 
     fn identify(&mut self, id: PipeId, metadata: PeerMetadata, options: &Options) {
-        let announced = metadata
-            .announced
-            .get("Identity")
-            .filter(|v| !v.is_empty())
-            .cloned();
+        let announced = metadata.routing_id.clone().filter(|v| !v.is_empty());
         let Some(peer) = self.peers.get_mut(id) else {
             return;
         };
@@ -315,7 +311,7 @@ mod tests {
     }
 
     fn meta(identity: &[u8]) -> PeerMetadata {
-        PeerMetadata::of_connection(announced(identity))
+        PeerMetadata::of_connection(announced(identity), Some(Bytes::copy_from_slice(identity)))
     }
 
     fn attach(r: &mut Router, id: u64, o: &Options) -> SessionPipes {
@@ -353,7 +349,11 @@ mod tests {
         let mut tcp = attach(&mut r, 1, &o);
         r.identify(1, meta(b"T"), &o);
         let mut inproc = attach(&mut r, 2, &o);
-        r.identify(2, PeerMetadata::of_inproc(announced(b"I")), &o);
+        r.identify(
+            2,
+            PeerMetadata::of_inproc(announced(b"I"), Some(Bytes::from_static(b"I"))),
+            &o,
+        );
         for far in [&mut tcp, &mut inproc] {
             far.to_socket
                 .try_write(Bytes::from_static(b"x"), false)
@@ -376,6 +376,36 @@ mod tests {
                 (Bytes::from_static(b"T"), true)
             ]
         );
+    }
+
+    /// The routing id, not the first `Identity` a lookup finds: with a ZAP handler that names
+    /// one, libzmq's ROUTER takes the one it parsed last (under PLAIN, the client's) while
+    /// `zmq_msg_gets` finds the handler's.
+    #[test]
+    fn the_routing_id_names_the_peer_not_the_first_identity() {
+        let o = Options::default();
+        let mut r = Router::new();
+        let mut far = attach(&mut r, 1, &o);
+        let mut props = Metadata::new();
+        let _ = props.insert("Identity", Bytes::from_static(b"from-zap"));
+        let _ = props.insert("Identity", Bytes::from_static(b"client"));
+        r.identify(
+            1,
+            PeerMetadata::of_connection(Arc::new(props), Some(Bytes::from_static(b"client"))),
+            &o,
+        );
+        far.to_socket
+            .try_write(Bytes::from_static(b"hi"), false)
+            .unwrap();
+        far.to_socket.flush();
+        let id = r.recv().unwrap();
+        assert_eq!(&id.data[..], b"client");
+        let body = r.recv().unwrap();
+        let gets = body
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("Identity").cloned());
+        assert_eq!(gets.as_deref(), Some(&b"from-zap"[..]));
     }
 
     #[test]

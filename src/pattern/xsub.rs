@@ -249,7 +249,7 @@ mod tests {
         if identify {
             x.identify(
                 1,
-                PeerMetadata::of_connection(Arc::new(Metadata::new())),
+                PeerMetadata::of_connection(Arc::new(Metadata::new()), None),
                 &Options::default(),
             );
         }
@@ -291,14 +291,14 @@ mod tests {
         assert!(drain(&mut f).is_empty());
         x.identify(
             1,
-            PeerMetadata::of_connection(Arc::new(Metadata::new())),
+            PeerMetadata::of_connection(Arc::new(Metadata::new()), None),
             &Options::default(),
         );
         assert_eq!(drain(&mut f), vec![Bytes::from_static(b"\x01A")]);
         // Reconnect: the whole set again.
         x.identify(
             1,
-            PeerMetadata::of_connection(Arc::new(Metadata::new())),
+            PeerMetadata::of_connection(Arc::new(Metadata::new()), None),
             &Options::default(),
         );
         assert_eq!(drain(&mut f).len(), 1);

@@ -44,7 +44,8 @@ impl InprocSide {
         if !self.routing_id.is_empty() {
             let _ = m.insert("Identity", self.routing_id.clone());
         }
-        PeerMetadata::of_inproc(Arc::new(m))
+        let routing_id = (!self.routing_id.is_empty()).then(|| self.routing_id.clone());
+        PeerMetadata::of_inproc(Arc::new(m), routing_id)
     }
 }
 

@@ -181,10 +181,9 @@ done
 # its sender reads at most once a millisecond, so ferromq's first refusal comes later: at
 # 1,000 to 2,580 of 6,000 in 60 runs under load, libzmq's at 1,000 in all 60).
 # test_spec_req's round robin over tcp expects five REPs that connected at once to get
-# requests in connect order and waits forever otherwise: under load ferromq's REQ attached
-# them in another order 17 and 7 of 120 times (libzmq 0 of 120 both times: handshake tasks
-# woken in one turn run last-woken first, the LIFO slot of src/runtime.rs's multi-thread tokio
-# runtime); RFC 28 asks for round robin, not for that order. The table says "(retried)".
+# requests in connect order and waits forever otherwise: ferromq's REQ attached them in
+# another order 7-17 of 120 times under load until session 22 (see docs/architecture.md,
+# "Attach order"), 0 of 120 since. The table says "(retried)".
 if [[ " $libs " == *" ferromq "* ]]; then
   for t in "${run_tests[@]}"; do
     r="$(cat "$work/ferromq/log/$t.result")"

@@ -109,7 +109,8 @@ impl HandshakeConfig {
     }
 }
 
-/// The verdict a server gives itself when it asks no handler: 200, no User-Id.
+/// The verdict a server gives itself when it asks no handler: 200, no User-Id (`finish_zap`
+/// with `asked` false).
 fn admitted() -> ZapReply {
     ZapReply {
         status: 200,
@@ -154,6 +155,31 @@ enum MechanismState {
     Plain(Plain),
     /// CURVE, either role (boxed: its keys make it the largest state).
     Curve(Box<Curve>),
+}
+
+/// Puts an admitting ZAP reply's properties (User-Id, then its metadata) ahead of what the peer
+/// announced, so that a lookup (`zmq_msg_gets`) finds the handler's value where both name a
+/// property: libzmq compiles a connection's properties into a map that keeps the first
+/// insertion, the ZAP properties inserted before the ZMTP ones
+/// (stream_engine_base_t::mechanism_ready). The routing id is another matter: libzmq sets it
+/// from each `Identity` as it parses it, so the handler's names the peer only where the reply
+/// was parsed after the peer's own properties (`zap_parsed_last`), or the peer named none.
+fn zap_first(
+    peer: &mut PeerInfo,
+    zap: Metadata,
+    zap_parsed_last: bool,
+) -> Result<(), HandshakeError> {
+    if let Some(id) = null::identity_of(&zap) {
+        if zap_parsed_last || null::identity_of(&peer.metadata).is_none() {
+            peer.routing_id = id;
+        }
+    }
+    let mut merged = zap;
+    for (name, value) in peer.metadata.iter() {
+        merged.insert(name, value.clone())?;
+    }
+    peer.metadata = merged;
+    Ok(())
 }
 
 /// One connection's ZMTP 3.x handshake.
@@ -276,7 +302,7 @@ impl Handshake {
                 }
             )
         {
-            return self.handle_zap_reply(Ok(admitted()));
+            return self.finish_zap(Ok(admitted()), false);
         }
         let e = HandshakeError::NoZapHandler;
         self.state = State::Failed(e.clone());
@@ -290,7 +316,16 @@ impl Handshake {
         &mut self,
         reply: Result<ZapReply, ZapReplyError>,
     ) -> Result<(), HandshakeError> {
-        let result = self.zap_step(reply);
+        self.finish_zap(reply, true)
+    }
+
+    /// A handler's verdict (`asked`) or the one a server gives itself when it asks none.
+    fn finish_zap(
+        &mut self,
+        reply: Result<ZapReply, ZapReplyError>,
+        asked: bool,
+    ) -> Result<(), HandshakeError> {
+        let result = self.zap_step(reply, asked);
         if let Err(e) = &result {
             self.state = State::Failed(e.clone());
         }
@@ -312,7 +347,11 @@ impl Handshake {
         }
     }
 
-    fn zap_step(&mut self, reply: Result<ZapReply, ZapReplyError>) -> Result<(), HandshakeError> {
+    fn zap_step(
+        &mut self,
+        reply: Result<ZapReply, ZapReplyError>,
+        asked: bool,
+    ) -> Result<(), HandshakeError> {
         let awaiting = match &self.state {
             State::Mechanism {
                 mechanism: MechanismState::Plain(Plain::ServerZap(None)),
@@ -333,6 +372,17 @@ impl Handshake {
             return Err(HandshakeError::UnexpectedZapReply);
         }
         let reply = reply.map_err(HandshakeError::ZapReply)?;
+        // libzmq parses the reply's metadata as it parses the peer's properties, before it
+        // looks at the status: a `Socket-Type` there must name a type that can talk to ours,
+        // else the handshake fails with ZAP_INVALID_METADATA and the client is dropped, no
+        // ERROR sent (zap_client_t::receive_and_process_zap_reply).
+        let wrong_type = reply.metadata.iter().any(|(name, value)| {
+            name == null::SOCKET_TYPE
+                && !SocketType::from_name(value).is_some_and(|t| self.socket_type.is_compatible(t))
+        });
+        if wrong_type {
+            return Err(HandshakeError::ZapReply(ZapReplyError::InvalidMetadata));
+        }
         if reply.status != 200 {
             let status = reply.status;
             if status == 300 {
@@ -346,8 +396,11 @@ impl Handshake {
             }
             return Err(HandshakeError::ZapRefused { status });
         }
+        // libzmq's mechanism_t::set_user_id records a handler's user id, empty or not, ahead
+        // of the metadata frame, whose own User-Id it therefore shadows. A server that asked
+        // no handler records none.
         let mut extra = Metadata::new();
-        if !reply.user_id.is_empty() {
+        if asked {
             extra.insert(crate::null::USER_ID, reply.user_id)?;
         }
         for (name, value) in reply.metadata.iter() {
@@ -370,9 +423,7 @@ impl Handshake {
                     .admit(&local)
                     .ok_or(HandshakeError::UnexpectedZapReply)?;
                 self.curve_codec = curve.take_codec();
-                for (name, value) in extra.iter() {
-                    peer.metadata.insert(name, value.clone())?;
-                }
+                zap_first(&mut peer, extra, true)?;
                 self.queue_body(&ready);
                 self.state = State::Complete(peer);
             }
@@ -388,9 +439,7 @@ impl Handshake {
                 self.queue_command(&ready);
                 match early {
                     Some(mut peer) => {
-                        for (name, value) in extra.iter() {
-                            peer.metadata.insert(name, value.clone())?;
-                        }
+                        zap_first(&mut peer, extra, true)?;
                         self.state = State::Complete(peer);
                     }
                     None => self.zap_metadata = Some(extra),
@@ -587,7 +636,7 @@ impl Handshake {
                                         self.queue_body(&body);
                                     }
                                     if self.curve_skips_zap() {
-                                        return self.handle_zap_reply(Ok(admitted()));
+                                        return self.finish_zap(Ok(admitted()), false);
                                     }
                                     continue;
                                 }
@@ -613,9 +662,7 @@ impl Handshake {
                                 self.queue_command(&reply);
                             }
                             if let Some(extra) = self.zap_metadata.take() {
-                                for (name, value) in extra.iter() {
-                                    peer.metadata.insert(name, value.clone())?;
-                                }
+                                zap_first(&mut peer, extra, false)?;
                             }
                             self.state = State::Complete(peer);
                             return Ok(());
@@ -773,6 +820,23 @@ mod tests {
         chunk: usize,
         status: u16,
     ) -> (Result<(), HandshakeError>, Result<(), HandshakeError>) {
+        let mut metadata = Metadata::new();
+        metadata.insert("X-Zap", Bytes::from_static(b"z")).unwrap();
+        let reply = ZapReply {
+            status,
+            user_id: Bytes::from_static(b"alice"),
+            metadata,
+        };
+        pump_reply(a, b, chunk, &reply)
+    }
+
+    /// [`pump`] with a ZAP handler answering every request with `reply`.
+    fn pump_reply(
+        a: &mut Handshake,
+        b: &mut Handshake,
+        chunk: usize,
+        reply: &ZapReply,
+    ) -> (Result<(), HandshakeError>, Result<(), HandshakeError>) {
         let zap = |h: &mut Handshake, r: &mut Result<(), HandshakeError>| {
             if let (Some(req), Ok(())) = (h.take_zap_request(), &r) {
                 let n = match req.mechanism {
@@ -781,13 +845,7 @@ mod tests {
                     _ => 2,
                 };
                 assert_eq!(req.credentials.len(), n);
-                let mut metadata = Metadata::new();
-                metadata.insert("X-Zap", Bytes::from_static(b"z")).unwrap();
-                *r = h.handle_zap_reply(Ok(ZapReply {
-                    status,
-                    user_id: Bytes::from_static(b"alice"),
-                    metadata,
-                }));
+                *r = h.handle_zap_reply(Ok(reply.clone()));
             }
         };
         let (mut a_to_b, mut b_to_a) = (BytesMut::new(), BytesMut::new());
@@ -1498,6 +1556,8 @@ mod tests {
             client.handle_input(&mut b_to_a).unwrap();
         }
         assert!(client.is_complete() && server.is_complete());
+        // No handler asked, no User-Id (libzmq calls set_user_id on a reply only).
+        assert!(server.peer().unwrap().metadata.get("User-Id").is_none());
         // PLAIN without a handler is refused.
         plain_server_refused_without_handler(false);
     }
@@ -1654,6 +1714,144 @@ mod tests {
         assert!(h.take_zap_request().is_some());
         h.handle_no_zap_handler().unwrap();
         assert!(out(&mut h).ends_with(b"\x04PAIR"));
+    }
+
+    /// Where the ZAP handler and the peer name the same property, the handler's value is the
+    /// one a lookup finds (libzmq inserts the ZAP properties into its map before the ZMTP
+    /// ones); the reply's user id is recorded even when empty, shadowing a User-Id in its
+    /// metadata. pebbe/zmq4's TestAuthStart has its handler return "Identity".
+    #[test]
+    fn zap_properties_take_precedence_over_the_peers() {
+        let server_keys = crate::curve_keys::KeyPair::generate().unwrap();
+        let mut metadata = Metadata::new();
+        for (name, value) in [
+            ("Identity", "from-zap"),
+            ("User-Id", "shadowed"),
+            ("Foo", "Bar"),
+        ] {
+            metadata.insert(name, value.as_bytes().to_vec()).unwrap();
+        }
+        let reply = ZapReply {
+            status: 200,
+            user_id: Bytes::new(),
+            metadata,
+        };
+        for mechanism in ["NULL", "PLAIN", "CURVE"] {
+            let mut ccfg = HandshakeConfig::new(SocketType::Dealer);
+            ccfg.routing_id = Bytes::from_static(b"client-1");
+            let mut scfg = HandshakeConfig::new(SocketType::Dealer);
+            match mechanism {
+                "NULL" => scfg.zap_domain = true,
+                "PLAIN" => {
+                    ccfg.security = plain_client(b"admin", b"secret");
+                    scfg.security = Security::PlainServer;
+                }
+                _ => {
+                    ccfg.security = Security::CurveClient(crate::curve::CurveClientKeys {
+                        ours: crate::curve_keys::KeyPair::generate().unwrap(),
+                        server: server_keys.public,
+                    });
+                    scfg.security = Security::CurveServer(server_keys.clone());
+                }
+            }
+            let (mut client, mut server) = (Handshake::new(ccfg), Handshake::new(scfg));
+            let (rc, rs) = pump_reply(&mut client, &mut server, 64, &reply);
+            assert_eq!((rc, rs), (Ok(()), Ok(())), "{mechanism}");
+            let seen = &server.peer().unwrap().metadata;
+            let get = |name| seen.get(name).map(|v| v.to_vec());
+            assert_eq!(get("Identity"), Some(b"from-zap".to_vec()), "{mechanism}");
+            assert_eq!(get("User-Id"), Some(Vec::new()), "{mechanism}");
+            assert_eq!(get("Foo"), Some(b"Bar".to_vec()), "{mechanism}");
+            assert_eq!(get("Socket-Type"), Some(b"DEALER".to_vec()), "{mechanism}");
+            // The peer's own announcement is still there, after the handler's.
+            let identities: Vec<_> = seen.iter().filter(|(n, _)| *n == "Identity").collect();
+            assert_eq!(identities.len(), 2, "{mechanism}");
+            assert_eq!(&identities[1].1[..], b"client-1", "{mechanism}");
+            // The routing id is the Identity parsed last: the handler's reply comes before the
+            // client's INITIATE (PLAIN) or, in this pump, its READY (NULL); after CURVE's
+            // INITIATE.
+            let parsed_last: &[u8] = match mechanism {
+                "CURVE" => b"from-zap",
+                _ => b"client-1",
+            };
+            let peer = server.peer().unwrap();
+            assert_eq!(peer.routing_id.as_deref(), Some(parsed_last), "{mechanism}");
+        }
+    }
+
+    /// The handler's reply, `metadata` as its properties, to a PLAIN DEALER client (routing id
+    /// `client_id`) of a ROUTER server: each side's result and the server.
+    fn plain_router_with_zap(
+        client_id: &'static [u8],
+        metadata: &[(&str, &str)],
+    ) -> (
+        Result<(), HandshakeError>,
+        Result<(), HandshakeError>,
+        Handshake,
+    ) {
+        let mut props = Metadata::new();
+        for (name, value) in metadata {
+            props.insert(*name, value.as_bytes().to_vec()).unwrap();
+        }
+        let reply = ZapReply {
+            status: 200,
+            user_id: Bytes::from_static(b"user"),
+            metadata: props,
+        };
+        let mut ccfg = HandshakeConfig::new(SocketType::Dealer);
+        ccfg.routing_id = Bytes::from_static(client_id);
+        ccfg.security = plain_client(b"admin", b"secret");
+        let mut scfg = HandshakeConfig::new(SocketType::Router);
+        scfg.security = Security::PlainServer;
+        let (mut client, mut server) = (Handshake::new(ccfg), Handshake::new(scfg));
+        let (rc, rs) = pump_reply(&mut client, &mut server, 64, &reply);
+        (rc, rs, server)
+    }
+
+    /// A DEALER announces Identity even without a routing id: empty, parsed after the
+    /// handler's (PLAIN), it leaves the ROUTER to generate one, as libzmq's does, while a
+    /// lookup still finds the handler's.
+    #[test]
+    fn plain_clients_empty_identity_overrides_the_handlers() {
+        let (rc, rs, server) = plain_router_with_zap(b"", &[("Identity", "from-zap")]);
+        assert_eq!((rc, rs), (Ok(()), Ok(())));
+        let peer = server.peer().unwrap();
+        assert_eq!(peer.routing_id, None);
+        assert_eq!(
+            peer.metadata.get("Identity").map(|v| &v[..]),
+            Some(&b"from-zap"[..])
+        );
+    }
+
+    /// A `Socket-Type` in the handler's metadata is checked as the peer's own would be (libzmq
+    /// parses both with `parse_metadata`): one that cannot talk to the server fails the
+    /// handshake as ZAP_INVALID_METADATA, with nothing sent to the client; one that can passes
+    /// and is what a lookup finds.
+    #[test]
+    fn zap_socket_type_must_pair_with_ours() {
+        for wrong in ["PUB", "FOO", "router"] {
+            let (rc, rs, _) = plain_router_with_zap(b"c", &[("Socket-Type", wrong)]);
+            // No ERROR reached the client: it still waits for WELCOME.
+            assert_eq!(rc, Ok(()), "{wrong}");
+            let e = rs.unwrap_err();
+            assert_eq!(
+                e,
+                HandshakeError::ZapReply(ZapReplyError::InvalidMetadata),
+                "{wrong}"
+            );
+            assert_eq!(
+                e.protocol_error_code(),
+                crate::zap::zap_error::INVALID_METADATA
+            );
+        }
+        let (rc, rs, server) = plain_router_with_zap(b"c", &[("Socket-Type", "REQ")]);
+        assert_eq!((rc, rs), (Ok(()), Ok(())));
+        let peer = server.peer().unwrap();
+        assert_eq!(
+            peer.metadata.get("Socket-Type").map(|v| &v[..]),
+            Some(&b"REQ"[..])
+        );
+        assert_eq!(peer.socket_type, Some(SocketType::Dealer));
     }
 
     #[test]

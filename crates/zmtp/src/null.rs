@@ -31,7 +31,11 @@ pub struct PeerInfo {
     pub major: u8,
     /// The peer's socket type; `None` for an unversioned ZMTP 1.0 peer, which never says.
     pub socket_type: Option<SocketType>,
-    /// The peer's `Identity` property, `None` when absent or empty.
+    /// The routing id the peer's `Identity` property names, `None` when absent or empty. Where
+    /// an admitting ZAP reply's metadata names one too, the one parsed last wins, as in
+    /// libzmq, which parses both lists with one function (`mechanism_t::parse_metadata`): the
+    /// client's under PLAIN (its INITIATE follows the ZAP exchange), the handler's under CURVE
+    /// (the reply follows INITIATE), under NULL whichever of READY and the reply came last.
     pub routing_id: Option<Bytes>,
     /// Every property of the peer's READY, in wire order.
     pub metadata: Metadata,
@@ -91,6 +95,17 @@ pub(crate) fn accept_ready(ours: SocketType, minor: u8, frame: Frame) -> Result<
     accept_metadata(ours, minor, metadata)
 }
 
+/// The routing id a property list names, as libzmq's `mechanism_t::parse_metadata` takes it:
+/// every property named exactly `Identity` sets it, so the last one wins; `Some(None)` for an
+/// empty one (a ROUTER then generates an id), `None` where the list names none.
+pub(crate) fn identity_of(metadata: &Metadata) -> Option<Option<Bytes>> {
+    metadata
+        .iter()
+        .filter(|(name, _)| *name == IDENTITY)
+        .last()
+        .map(|(_, id)| (!id.is_empty()).then(|| id.clone()))
+}
+
 /// Judges the peer's connection metadata (NULL's READY, PLAIN's INITIATE and READY): its
 /// Socket-Type must be one that can talk to ours (RFC 23 pairing table).
 pub(crate) fn accept_metadata(
@@ -116,7 +131,7 @@ pub(crate) fn accept_metadata(
             peer,
         }));
     }
-    let routing_id = metadata.get(IDENTITY).filter(|id| !id.is_empty()).cloned();
+    let routing_id = identity_of(&metadata).flatten();
     Ok(PeerInfo {
         minor,
         major: 3,
