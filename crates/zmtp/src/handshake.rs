@@ -938,6 +938,127 @@ mod tests {
         );
     }
 
+    /// What JeroMQ 0.6.0 and go-zeromq/zmq4 v0.17.0 put on the wire as the connecting side
+    /// (captured through a relay by tests/tests/foreign_peers.rs' cells), fed to our accepting
+    /// side whole, in 7-byte pieces and byte by byte: both greet as ZMTP 3.0; JeroMQ sends its
+    /// signature with libzmq's padding (routing-id length + 1) and its major only after ours,
+    /// go-zeromq sends all 64 bytes at once with zero padding, lists Identity before
+    /// Socket-Type, and gives a SUB a random Identity; each connection's first data follows
+    /// its READY in the same read.
+    #[test]
+    fn jeromq_and_go_zeromq_connections_as_captured() {
+        let null_rest = |minor: u8| {
+            let mut rest = vec![minor];
+            rest.extend_from_slice(b"NULL");
+            rest.resize(53, 0);
+            rest
+        };
+        let jeromq_greeting = |padding: u8| {
+            let mut g = vec![0xFF, 0, 0, 0, 0, 0, 0, 0, padding, 0x7F, 3];
+            g.extend(null_rest(0));
+            g
+        };
+        let mut go_greeting = vec![0xFF, 0, 0, 0, 0, 0, 0, 0, 0, 0x7F, 3];
+        go_greeting.extend(null_rest(0));
+        let first_message = &b"\x01\x02A0\x01\x00\x00\x06body-0"[..];
+        let subscribe = &b"\x00\x02\x01A"[..];
+        let uuid = &b"81d22aa0-cb38-405e-bb59-2ba38c75c828"[..];
+        /// One connection: who, our socket type, the handshake bytes, the data after them,
+        /// the peer's type and Identity.
+        struct Captured<'a> {
+            who: &'a str,
+            ours: SocketType,
+            handshake: Vec<u8>,
+            first: &'a [u8],
+            peer_type: SocketType,
+            peer_id: Option<&'a [u8]>,
+        }
+        let cases = [
+            Captured {
+                who: "JeroMQ DEALER",
+                ours: SocketType::Router,
+                handshake: [
+                    &jeromq_greeting(15)[..],
+                    b"\x04\x37\x05READY\x0bSocket-Type\0\0\0\x06DEALER",
+                    b"\x08Identity\0\0\0\x0eforeign-dealer",
+                ]
+                .concat(),
+                first: first_message,
+                peer_type: SocketType::Dealer,
+                peer_id: Some(b"foreign-dealer"),
+            },
+            Captured {
+                who: "go-zeromq DEALER",
+                ours: SocketType::Router,
+                handshake: [
+                    &go_greeting[..],
+                    b"\x04\x37\x05READY\x08Identity\0\0\0\x0eforeign-dealer",
+                    b"\x0bSocket-Type\0\0\0\x06DEALER",
+                ]
+                .concat(),
+                first: first_message,
+                peer_type: SocketType::Dealer,
+                peer_id: Some(b"foreign-dealer"),
+            },
+            Captured {
+                who: "JeroMQ SUB",
+                ours: SocketType::XPub,
+                handshake: [
+                    &jeromq_greeting(1)[..],
+                    b"\x04\x19\x05READY\x0bSocket-Type\0\0\0\x03SUB",
+                ]
+                .concat(),
+                first: subscribe,
+                peer_type: SocketType::Sub,
+                peer_id: None,
+            },
+            Captured {
+                who: "go-zeromq SUB",
+                ours: SocketType::XPub,
+                handshake: [
+                    &go_greeting[..],
+                    b"\x04\x4a\x05READY\x0bSocket-Type\0\0\0\x03SUB\x08Identity\0\0\0\x24",
+                    uuid,
+                ]
+                .concat(),
+                first: subscribe,
+                peer_type: SocketType::Sub,
+                peer_id: Some(uuid),
+            },
+        ];
+        for Captured {
+            who,
+            ours,
+            handshake,
+            first,
+            peer_type,
+            peer_id,
+        } in cases
+        {
+            let wire = [&handshake[..], first].concat();
+            for chunk in [1, 7, wire.len()] {
+                let mut h = Handshake::new(HandshakeConfig::new(ours));
+                out(&mut h);
+                let mut input = BytesMut::new();
+                for piece in wire.chunks(chunk) {
+                    input.extend_from_slice(piece);
+                    h.handle_input(&mut input)
+                        .unwrap_or_else(|e| panic!("{who}, {chunk}-byte pieces: {e:?}"));
+                    out(&mut h);
+                }
+                let peer = h.peer().unwrap_or_else(|| panic!("{who}: incomplete"));
+                assert_eq!(peer.minor, 0, "{who}: a ZMTP 3.0 peer");
+                assert_eq!(peer.socket_type, Some(peer_type), "{who}");
+                assert_eq!(peer.routing_id.as_deref(), peer_id, "{who}");
+                assert_eq!(
+                    &input[..],
+                    first,
+                    "{who}: its first data is left to the engine"
+                );
+            }
+        }
+    }
+
     #[test]
     fn leftover_bytes_are_first_frames() {
         let mut h = Handshake::new(HandshakeConfig::new(SocketType::Pull));
