@@ -152,6 +152,7 @@ status=0
 for run in $(seq 1 "$runs"); do
   declare -A tally=()
   out="$work/run$run"
+  run_start=$SECONDS
   for class in "${classes[@]}"; do
     [ -n "${skip[$class]+x}" ] && continue
     for side in $libs; do run_class "$side" "$class" "$out/$side/$class"; done
@@ -188,7 +189,7 @@ for run in $(seq 1 "$runs"); do
     fi
   done
   if [[ " $libs " == *" ferromq "* ]]; then
-    echo "ferromq: ${tally[pass]:-0} pass, ${tally[fail]:-0} fail, ${tally[skip]:-0} skipped; $((SECONDS - start)) s"
+    echo "ferromq: ${tally[pass]:-0} pass, ${tally[fail]:-0} fail, ${tally[skip]:-0} skipped; $((SECONDS - run_start)) s"
   fi
 done
 if [ "$check" -eq 1 ]; then exit "$status"; fi
