@@ -327,3 +327,34 @@ pub fn assert_prints_ok(name: &str, libzmq: bool, limit: std::time::Duration) {
         text(&out)
     );
 }
+
+/// Whether Debian's libzmq3-dev (4.3.4, built with libsodium, so with CURVE) is installed: the
+/// reference the security tests want, as the `zmq` crate's bundled libzmq has no CURVE.
+pub fn system_libzmq() -> bool {
+    Path::new("/usr/include/zmq.h").exists()
+        && ["/usr/lib/x86_64-linux-gnu/libzmq.so", "/usr/lib/libzmq.so"]
+            .iter()
+            .any(|p| Path::new(p).exists())
+}
+
+/// `tests/c/<source>` built twice under the scratch directory `scratch` as `<stem>-ferromq` and
+/// `<stem>-libzmq`: against ferromq, and against the system's libzmq (else the libzmq 4.3.4
+/// the `zmq` dev-dependency bundles).
+pub fn build_both(scratch: &str, source: &str, stem: &str) -> (PathBuf, PathBuf) {
+    let dir = scratch_dir(scratch);
+    let source = c_source(source);
+    let ours = dir.join(format!("{stem}-ferromq"));
+    compile_against_ferromq(&source, &dir, &ours);
+    let theirs = dir.join(format!("{stem}-libzmq"));
+    if system_libzmq() {
+        compile(
+            &source,
+            Path::new("/usr/include"),
+            &theirs,
+            &["-lzmq", "-lpthread"],
+        );
+    } else {
+        compile_against_libzmq(&source, &theirs);
+    }
+    (ours, theirs)
+}

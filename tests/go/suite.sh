@@ -30,22 +30,8 @@ work=$target/go
 module=github.com/pebbe/zmq4
 version=v1.4.0
 
-control=0
-check=0
-limit=60
-runs=1
-only=()
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --control) [ "$check" = 1 ] || control=1; shift ;;
-        --check) check=1; control=0; shift ;;
-        --timeout) limit="$2"; shift 2 ;;
-        --runs) runs="$2"; shift 2 ;;
-        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
-        -*) echo "unknown option $1" >&2; exit 2 ;;
-        *) only+=("$1"); shift ;;
-    esac
-done
+. "$here/../suite_lib.sh"
+suite_parse_args "$0" 24 "$@"
 
 go=${GO:-}
 if [ -z "$go" ]; then
@@ -114,36 +100,15 @@ fi
 for side in "${sides[@]}"; do
     (cd "$src" && LD_LIBRARY_PATH="${libs[$side]}" LD_DEBUG=libs "${bins[$side]}" -test.run '^$') \
         > "$work/bin/$side.ld_debug" 2>&1
-    loaded=$(sed -n 's/.*calling init: \(.*libzmq\.so[^ ]*\)$/\1/p' "$work/bin/$side.ld_debug")
-    echo "$side: loads ${loaded:-no libzmq?}"
-    if [ "$side" = ferromq ] && [ "$(realpath -m "$loaded")" != "$(realpath "$prefix/lib/libzmq.so.5")" ]; then
-        echo "the ferromq test binary did not load $prefix/lib/libzmq.so.5" >&2
-        exit 1
-    fi
+    suite_check_loaded "$side" "$work/bin/$side.ld_debug"
 done
 
 # The tests: the binary's own list, less suite_skip.txt, or those named on the command line.
-declare -A skip
-while read -r name _; do
-    [ -n "$name" ] && skip[$name]=1
-done < <(grep -v '^[[:space:]]*#' "$here/suite_skip.txt")
-declare -A known
-while read -r name reason; do
-    [ -n "$name" ] && known[$name]=$reason
-done < <(grep -v '^[[:space:]]*#' "$here/suite_known_failures.txt")
-if [ ${#only[@]} -gt 0 ]; then
-    tests=("${only[@]}")
-else
-    mapfile -t all < <(cd "$src" && LD_LIBRARY_PATH="$prefix/lib" "${bins[ferromq]}" -test.list '.*' \
-        | grep -E '^(Test|Example)')
-    [ ${#all[@]} -gt 0 ] || { echo "the test binary lists no tests" >&2; exit 1; }
-    tests=()
-    for t in "${all[@]}"; do [ -n "${skip[$t]:-}" ] || tests+=("$t"); done
-    for name in "${!skip[@]}"; do
-        printf '%s\n' "${all[@]}" | grep -qx "$name" \
-            || echo "suite_skip.txt names $name, which the suite does not have" >&2
-    done
-fi
+suite_read_lists "$here"
+mapfile -t all < <(cd "$src" && LD_LIBRARY_PATH="$prefix/lib" "${bins[ferromq]}" -test.list '.*' \
+    | grep -E '^(Test|Example)')
+[ ${#all[@]} -gt 0 ] || { echo "the test binary lists no tests" >&2; exit 1; }
+suite_select
 
 # One test alone: prints passed, failed, skipped or timeout. The package's fixed endpoints
 # (tcp port 9000 and up, ipc:///tmp/tester) mean one test at a time.
@@ -166,78 +131,4 @@ why() {
     grep -m 1 -E '^[[:space:]]+[A-Za-z0-9_]+\.go:[0-9]+: |^panic: |no tests to run' "$1" | sed 's/^[[:space:]]*//' \
         || tail -n 1 "$1"
 }
-bad() { [ "$1" = failed ] || [ "$1" = timeout ]; }
-
-status=0
-for run in $(seq 1 "$runs"); do
-    out=$work/suite/run$run
-    rm -rf "$out"
-    start=$SECONDS
-    declare -A result=()
-    for side in "${sides[@]}"; do
-        mkdir -p "$out/$side"
-        declare -A count=([passed]=0 [failed]=0 [skipped]=0 [timeout]=0)
-        for t in "${tests[@]}"; do
-            r=$(run_one "$side" "$t" "$out/$side/$t.log")
-            if [ "$side" = ferromq ] && bad "$r" && [ -z "${known[$t]:-}" ]; then
-                r2=$(run_one "$side" "$t" "$out/$side/$t.retry.log")
-                echo "ferromq, $t: $r ($(why "$out/$side/$t.log")), then $r2 on the retry"
-                r="$r2 (retried)"
-            fi
-            result[$side,$t]=$r
-            count[${r%% *}]=$((count[${r%% *}] + 1))
-        done
-        echo "$side: ${count[passed]} passed, ${count[failed]} failed, ${count[timeout]} timed out, ${count[skipped]} skipped"
-    done
-    echo "run $run: $((SECONDS - start))s"
-
-    {
-        printf 'test'; printf ',%s' "${sides[@]}"; echo
-        for t in "${tests[@]}"; do
-            printf '%s' "$t"
-            for side in "${sides[@]}"; do printf ',%s' "${result[$side,$t]}"; done
-            echo
-        done
-    } > "$out/results.csv"
-
-    if [ "$control" = 1 ]; then
-        diverging=()
-        for t in "${tests[@]}"; do
-            if [ "${result[control,$t]}" = passed ] && bad "${result[ferromq,$t]%% *}"; then
-                diverging+=("$t")
-            fi
-        done
-        echo "pass on the control, fail on ferromq: ${#diverging[@]}"
-        for t in "${diverging[@]}"; do
-            echo "  $t: $(why "$out/ferromq/$t.log")${known[$t]:+ (known: ${known[$t]})}"
-        done
-        for t in "${tests[@]}"; do
-            if [ "${result[control,$t]}" != passed ] && [ "${result[control,$t]}" != skipped ]; then
-                echo "  control, $t: ${result[control,$t]}: $(why "$out/control/$t.log")"
-            fi
-        done
-    fi
-
-    if [ "$check" = 1 ]; then
-        failed=0
-        for t in "${tests[@]}"; do
-            r=${result[ferromq,$t]%% *}
-            if bad "$r" && [ -z "${known[$t]:-}" ]; then
-                echo "NEW FAILURE $t: $(why "$out/ferromq/$t.log") (log: $out/ferromq/$t.log)"
-                failed=1
-            elif [ "$r" = passed ] && [ -n "${known[$t]:-}" ]; then
-                echo "KNOWN FAILURE NOW PASSES $t (remove it from suite_known_failures.txt)"
-                failed=1
-            fi
-        done
-        if [ ${#only[@]} = 0 ]; then
-            for t in "${!known[@]}"; do
-                [ -n "${result[ferromq,$t]:-}" ] || { echo "KNOWN FAILURE NOT RUN $t (renamed or skipped?)"; failed=1; }
-            done
-        fi
-        echo "check: $([ "$failed" = 1 ] && echo FAILED || echo ok)"
-        [ "$failed" = 0 ] || status=1
-    fi
-    unset result
-done
-exit $status
+suite_run

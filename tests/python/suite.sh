@@ -23,24 +23,10 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
-control=0
-check=0
-limit=60
-runs=1
-backend=cython
-only=()
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --control) [ "$check" = 1 ] || control=1; shift ;;
-        --check) check=1; control=0; shift ;;
-        --timeout) limit="$2"; shift 2 ;;
-        --runs) runs="$2"; shift 2 ;;
-        --backend) backend="$2"; shift 2 ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
-        -*) echo "unknown option $1" >&2; exit 2 ;;
-        *) only+=("$1"); shift ;;
-    esac
-done
+. "$here/../suite_lib.sh"
+declare -A suite_values=([--backend]=cython)
+suite_parse_args "$0" 22 "$@"
+backend=${suite_values[--backend]}
 
 . "$here/setup.sh"
 

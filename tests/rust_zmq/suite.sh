@@ -37,22 +37,8 @@ work=$target/rust_zmq
 crate=zmq
 version=0.10.0
 
-control=0
-check=0
-limit=60
-runs=1
-only=()
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --control) [ "$check" = 1 ] || control=1; shift ;;
-        --check) check=1; control=0; shift ;;
-        --timeout) limit="$2"; shift 2 ;;
-        --runs) runs="$2"; shift 2 ;;
-        -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
-        -*) echo "unknown option $1" >&2; exit 2 ;;
-        *) only+=("$1"); shift ;;
-    esac
-done
+. "$here/../suite_lib.sh"
+suite_parse_args "$0" 31 "$@"
 cargo=${CARGO:-cargo}
 
 # ferromq as a libzmq drop-in: zmq.h, libzmq.so and libzmq.pc under the prefix.
@@ -108,24 +94,12 @@ probe=${bins[context]:-${bins[$(printf '%s\n' "${!bins[@]}" | sort | head -n 1)]
 for side in "${sides[@]}"; do
     (cd "$src" && LD_LIBRARY_PATH="${libs[$side]}" LD_DEBUG=libs "$probe" --list) \
         > "$work/$side.ld_debug" 2>&1
-    loaded=$(sed -n 's/.*calling init: \(.*libzmq\.so[^ ]*\)$/\1/p' "$work/$side.ld_debug")
-    echo "$side: loads ${loaded:-no libzmq?}"
-    if [ "$side" = ferromq ] && [ "$(realpath -m "$loaded")" != "$(realpath "$prefix/lib/libzmq.so.5")" ]; then
-        echo "the ferromq test binaries did not load $prefix/lib/libzmq.so.5" >&2
-        exit 1
-    fi
+    suite_check_loaded "$side" "$work/$side.ld_debug"
 done
 
 # The tests: each binary's own list as file::test, less suite_skip.txt, or those named on the
 # command line.
-declare -A skip
-while read -r name _; do
-    [ -n "$name" ] && skip[$name]=1
-done < <(grep -v '^[[:space:]]*#' "$here/suite_skip.txt")
-declare -A known
-while read -r name reason; do
-    [ -n "$name" ] && known[$name]=$reason
-done < <(grep -v '^[[:space:]]*#' "$here/suite_known_failures.txt")
+suite_read_lists "$here"
 all=()
 for file in $(printf '%s\n' "${!bins[@]}" | sort); do
     while read -r t; do
@@ -133,16 +107,7 @@ for file in $(printf '%s\n' "${!bins[@]}" | sort); do
     done < <(LD_LIBRARY_PATH="$prefix/lib" "${bins[$file]}" --list --format terse | sed -n 's/: test$//p')
 done
 [ ${#all[@]} -gt 0 ] || { echo "the test binaries list no tests" >&2; exit 1; }
-if [ ${#only[@]} -gt 0 ]; then
-    tests=("${only[@]}")
-else
-    tests=()
-    for t in "${all[@]}"; do [ -n "${skip[$t]:-}" ] || tests+=("$t"); done
-    for name in "${!skip[@]}"; do
-        printf '%s\n' "${all[@]}" | grep -qxF "$name" \
-            || echo "suite_skip.txt names $name, which the suite does not have" >&2
-    done
-fi
+suite_select
 
 # One test alone: prints passed, failed, skipped (#[ignore]) or timeout. The suite's few fixed
 # endpoints (tcp ports 9998 and 9999, inproc names) mean one test at a time.
@@ -171,79 +136,5 @@ why() {
     line=$(grep -m 1 -A 1 'panicked at' "$1" | tr '\n' ' ' | sed 's/^thread [^ ]* //') || true
     [ -n "$line" ] && echo "$line" || tail -n 1 "$1"
 }
-bad() { [ "$1" = failed ] || [ "$1" = timeout ]; }
-
-status=0
-for run in $(seq 1 "$runs"); do
-    out=$work/suite/run$run
-    rm -rf "$out"
-    start=$SECONDS
-    declare -A result=()
-    for side in "${sides[@]}"; do
-        mkdir -p "$out/$side"
-        declare -A count=([passed]=0 [failed]=0 [skipped]=0 [timeout]=0)
-        for t in "${tests[@]}"; do
-            log=$out/$side/${t/::/.}
-            r=$(run_one "$side" "$t" "$log.log")
-            if [ "$side" = ferromq ] && bad "$r" && [ -z "${known[$t]:-}" ]; then
-                r2=$(run_one "$side" "$t" "$log.retry.log")
-                echo "ferromq, $t: $r ($(why "$log.log")), then $r2 on the retry"
-                r="$r2 (retried)"
-            fi
-            result[$side,$t]=$r
-            count[${r%% *}]=$((count[${r%% *}] + 1))
-        done
-        echo "$side: ${count[passed]} passed, ${count[failed]} failed, ${count[timeout]} timed out, ${count[skipped]} skipped"
-    done
-    echo "run $run: $((SECONDS - start))s"
-
-    {
-        printf 'test'; printf ',%s' "${sides[@]}"; echo
-        for t in "${tests[@]}"; do
-            printf '%s' "$t"
-            for side in "${sides[@]}"; do printf ',%s' "${result[$side,$t]}"; done
-            echo
-        done
-    } > "$out/results.csv"
-
-    if [ "$control" = 1 ]; then
-        diverging=()
-        for t in "${tests[@]}"; do
-            if [ "${result[control,$t]}" = passed ] && bad "${result[ferromq,$t]%% *}"; then
-                diverging+=("$t")
-            fi
-        done
-        echo "pass on the control, fail on ferromq: ${#diverging[@]}"
-        for t in "${diverging[@]}"; do
-            echo "  $t: $(why "$out/ferromq/${t/::/.}.log")${known[$t]:+ (known: ${known[$t]})}"
-        done
-        for t in "${tests[@]}"; do
-            if [ "${result[control,$t]}" != passed ] && [ "${result[control,$t]}" != skipped ]; then
-                echo "  control, $t: ${result[control,$t]}: $(why "$out/control/${t/::/.}.log")"
-            fi
-        done
-    fi
-
-    if [ "$check" = 1 ]; then
-        failed=0
-        for t in "${tests[@]}"; do
-            r=${result[ferromq,$t]%% *}
-            if bad "$r" && [ -z "${known[$t]:-}" ]; then
-                echo "NEW FAILURE $t: $(why "$out/ferromq/${t/::/.}.log") (log: $out/ferromq/${t/::/.}.log)"
-                failed=1
-            elif [ "$r" = passed ] && [ -n "${known[$t]:-}" ]; then
-                echo "KNOWN FAILURE NOW PASSES $t (remove it from suite_known_failures.txt)"
-                failed=1
-            fi
-        done
-        if [ ${#only[@]} = 0 ]; then
-            for t in "${!known[@]}"; do
-                [ -n "${result[ferromq,$t]:-}" ] || { echo "KNOWN FAILURE NOT RUN $t (renamed or skipped?)"; failed=1; }
-            done
-        fi
-        echo "check: $([ "$failed" = 1 ] && echo FAILED || echo ok)"
-        [ "$failed" = 0 ] || status=1
-    fi
-    unset result
-done
-exit $status
+suite_log_name() { echo "${1/::/.}"; }
+suite_run

@@ -19,35 +19,10 @@ enum Lib {
     Libzmq,
 }
 
-fn system_libzmq() -> bool {
-    Path::new("/usr/include/zmq.h").exists()
-        && ["/usr/lib/x86_64-linux-gnu/libzmq.so", "/usr/lib/libzmq.so"]
-            .iter()
-            .any(|p| Path::new(p).exists())
-}
-
 /// The two builds of the peer program, made once per test binary.
 fn programs() -> &'static (PathBuf, PathBuf) {
     static BUILT: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let scratch = harness::scratch_dir("c-security");
-        let source = harness::c_source("security_peer.c");
-        let ours = scratch.join("security-ferromq");
-        harness::compile_against_ferromq(&source, &scratch, &ours);
-        let theirs = scratch.join("security-libzmq");
-        if system_libzmq() {
-            harness::compile(
-                &source,
-                Path::new("/usr/include"),
-                &theirs,
-                &["-lzmq", "-lpthread"],
-            );
-        } else {
-            // Without libzmq3-dev: the libzmq 4.3.4 the `zmq` dev-dependency bundles.
-            harness::compile_against_libzmq(&source, &theirs);
-        }
-        (ours, theirs)
-    })
+    BUILT.get_or_init(|| harness::build_both("c-security", "security_peer.c", "security"))
 }
 
 fn program(lib: Lib) -> &'static Path {

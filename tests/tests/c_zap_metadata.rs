@@ -16,7 +16,7 @@
 //! INITIATE, one of libzmq's two outcomes. Under NULL the client's READY and the reply race in
 //! both libraries.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -31,34 +31,10 @@ enum Lib {
 
 const LIBS: [Lib; 2] = [Lib::Ferromq, Lib::Libzmq];
 
-fn system_libzmq() -> bool {
-    Path::new("/usr/include/zmq.h").exists()
-        && ["/usr/lib/x86_64-linux-gnu/libzmq.so", "/usr/lib/libzmq.so"]
-            .iter()
-            .any(|p| Path::new(p).exists())
-}
-
 /// The two builds of the program, made once per test binary.
 fn programs() -> &'static (PathBuf, PathBuf) {
     static BUILT: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let scratch = harness::scratch_dir("c-zap-metadata");
-        let source = harness::c_source("zap_metadata.c");
-        let ours = scratch.join("zap-metadata-ferromq");
-        harness::compile_against_ferromq(&source, &scratch, &ours);
-        let theirs = scratch.join("zap-metadata-libzmq");
-        if system_libzmq() {
-            harness::compile(
-                &source,
-                Path::new("/usr/include"),
-                &theirs,
-                &["-lzmq", "-lpthread"],
-            );
-        } else {
-            harness::compile_against_libzmq(&source, &theirs);
-        }
-        (ours, theirs)
-    })
+    BUILT.get_or_init(|| harness::build_both("c-zap-metadata", "zap_metadata.c", "zap-metadata"))
 }
 
 /// What the program printed for one case, a line an entry.

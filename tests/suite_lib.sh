@@ -1,0 +1,169 @@
+# What the harnesses that run another project's own test suite against ferromq share
+# (tests/go/suite.sh, tests/rust_zmq/suite.sh; tests/python/suite.sh for its options): the
+# command line, the skip and known-failures lists, the check that the ferromq side really loads
+# ferromq's library, and the run loop with its retry, report and two-way known-failures check.
+# Sourced (bash); each harness brings what differs: how one test runs and how its log says why
+# it failed.
+
+# The options every harness takes, into control, check, limit, runs and only (the tests named
+# on the command line). Options in the caller's `suite_values` (declared with their defaults,
+# e.g. `declare -A suite_values=([--backend]=cython)`) take a value too. `help_end`: the last
+# line of the harness's header comment, which -h prints.
+suite_parse_args() {
+    local script="$1" help_end="$2"
+    shift 2
+    control=0
+    check=0
+    limit=60
+    runs=1
+    only=()
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --control) [ "$check" = 1 ] || control=1; shift ;;
+            --check) check=1; control=0; shift ;;
+            --timeout) limit="$2"; shift 2 ;;
+            --runs) runs="$2"; shift 2 ;;
+            -h|--help) sed -n "2,${help_end}p" "$script"; exit 0 ;;
+            -*)
+                if declare -p suite_values >/dev/null 2>&1 && [ -n "${suite_values[$1]+set}" ]; then
+                    suite_values[$1]="$2"
+                    shift 2
+                else
+                    echo "unknown option $1" >&2
+                    exit 2
+                fi
+                ;;
+            *) only+=("$1"); shift ;;
+        esac
+    done
+}
+
+# `skip` and `known` (name -> reason) from DIR's suite_skip.txt and suite_known_failures.txt.
+suite_read_lists() {
+    local dir="$1" name reason
+    declare -gA skip=() known=()
+    while read -r name _; do
+        [ -n "$name" ] && skip[$name]=1
+    done < <(grep -v '^[[:space:]]*#' "$dir/suite_skip.txt")
+    while read -r name reason; do
+        [ -n "$name" ] && known[$name]=$reason
+    done < <(grep -v '^[[:space:]]*#' "$dir/suite_known_failures.txt")
+}
+
+# `tests`: those named on the command line, else every one of `all` that suite_skip.txt does not
+# name (and a word about a skip entry the suite does not have).
+suite_select() {
+    local t name
+    if [ ${#only[@]} -gt 0 ]; then
+        tests=("${only[@]}")
+        return
+    fi
+    tests=()
+    for t in "${all[@]}"; do [ -n "${skip[$t]:-}" ] || tests+=("$t"); done
+    for name in "${!skip[@]}"; do
+        printf '%s\n' "${all[@]}" | grep -qxF "$name" \
+            || echo "suite_skip.txt names $name, which the suite does not have" >&2
+    done
+}
+
+# Which libzmq a side's binary loaded, from the dynamic loader's own account (an LD_DEBUG=libs
+# log); the ferromq side must have mapped `$prefix/lib/libzmq.so.5`.
+suite_check_loaded() {
+    local side="$1" ld_debug="$2" loaded
+    loaded=$(sed -n 's/.*calling init: \(.*libzmq\.so[^ ]*\)$/\1/p' "$ld_debug")
+    echo "$side: loads ${loaded:-no libzmq?}"
+    if [ "$side" = ferromq ] && [ "$(realpath -m "$loaded")" != "$(realpath "$prefix/lib/libzmq.so.5")" ]; then
+        echo "the ferromq test binary did not load $prefix/lib/libzmq.so.5" >&2
+        exit 1
+    fi
+}
+
+suite_bad() { [ "$1" = failed ] || [ "$1" = timeout ]; }
+
+# Runs `tests` on each of `sides`, `runs` times over, into $work/suite/runN (a log per test and
+# results.csv), with the caller's `run_one SIDE TEST LOG` (prints passed, failed, skipped or
+# timeout), `why LOG` (the first line saying why) and, if defined, `suite_log TEST` (the log's
+# file name; default the test's name). A ferromq failure outside the known list runs once more
+# before it counts. With `control`, prints the tests that pass on the control and fail on
+# ferromq; with `check`, fails on a new failure, on a known failure that passes and on a known
+# failure that did not run. Returns 1 when a check failed.
+suite_run() {
+    local status=0 run out start side t r r2 failed log
+    declare -A result count
+    for run in $(seq 1 "$runs"); do
+        out=$work/suite/run$run
+        rm -rf "$out"
+        start=$SECONDS
+        result=()
+        for side in "${sides[@]}"; do
+            mkdir -p "$out/$side"
+            count=([passed]=0 [failed]=0 [skipped]=0 [timeout]=0)
+            for t in "${tests[@]}"; do
+                log=$out/$side/$(suite_log_name "$t")
+                r=$(run_one "$side" "$t" "$log.log")
+                if [ "$side" = ferromq ] && suite_bad "$r" && [ -z "${known[$t]:-}" ]; then
+                    r2=$(run_one "$side" "$t" "$log.retry.log")
+                    echo "ferromq, $t: $r ($(why "$log.log")), then $r2 on the retry"
+                    r="$r2 (retried)"
+                fi
+                result[$side,$t]=$r
+                count[${r%% *}]=$((count[${r%% *}] + 1))
+            done
+            echo "$side: ${count[passed]} passed, ${count[failed]} failed, ${count[timeout]} timed out, ${count[skipped]} skipped"
+        done
+        echo "run $run: $((SECONDS - start))s"
+
+        {
+            printf 'test'; printf ',%s' "${sides[@]}"; echo
+            for t in "${tests[@]}"; do
+                printf '%s' "$t"
+                for side in "${sides[@]}"; do printf ',%s' "${result[$side,$t]}"; done
+                echo
+            done
+        } > "$out/results.csv"
+
+        if [ "$control" = 1 ]; then
+            local diverging=()
+            for t in "${tests[@]}"; do
+                if [ "${result[control,$t]}" = passed ] && suite_bad "${result[ferromq,$t]%% *}"; then
+                    diverging+=("$t")
+                fi
+            done
+            echo "pass on the control, fail on ferromq: ${#diverging[@]}"
+            for t in "${diverging[@]}"; do
+                echo "  $t: $(why "$out/ferromq/$(suite_log_name "$t").log")${known[$t]:+ (known: ${known[$t]})}"
+            done
+            for t in "${tests[@]}"; do
+                if [ "${result[control,$t]}" != passed ] && [ "${result[control,$t]}" != skipped ]; then
+                    echo "  control, $t: ${result[control,$t]}: $(why "$out/control/$(suite_log_name "$t").log")"
+                fi
+            done
+        fi
+
+        if [ "$check" = 1 ]; then
+            failed=0
+            for t in "${tests[@]}"; do
+                r=${result[ferromq,$t]%% *}
+                log=$out/ferromq/$(suite_log_name "$t").log
+                if suite_bad "$r" && [ -z "${known[$t]:-}" ]; then
+                    echo "NEW FAILURE $t: $(why "$log") (log: $log)"
+                    failed=1
+                elif [ "$r" = passed ] && [ -n "${known[$t]:-}" ]; then
+                    echo "KNOWN FAILURE NOW PASSES $t (remove it from suite_known_failures.txt)"
+                    failed=1
+                fi
+            done
+            if [ ${#only[@]} = 0 ]; then
+                for t in "${!known[@]}"; do
+                    [ -n "${result[ferromq,$t]:-}" ] || { echo "KNOWN FAILURE NOT RUN $t (renamed or skipped?)"; failed=1; }
+                done
+            fi
+            echo "check: $([ "$failed" = 1 ] && echo FAILED || echo ok)"
+            [ "$failed" = 0 ] || status=1
+        fi
+    done
+    return $status
+}
+
+# A test's log file name: the caller may redefine it (test names with `::`, say).
+suite_log_name() { echo "$1"; }
