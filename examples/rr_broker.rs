@@ -24,8 +24,16 @@ fn main() -> ferromq::Result<()> {
         .map(|n| {
             let (ctx, back) = (ctx.clone(), back.clone());
             std::thread::spawn(move || -> ferromq::Result<()> {
-                let mut rep = ctx.socket(SocketType::Rep)?;
-                rep.connect(&back)?;
+                // A worker whose thread starts after the client is done finds the context
+                // shut down (ETERM, as libzmq's zmq_socket and zmq_connect): nothing to do.
+                let mut rep = match ctx.socket(SocketType::Rep).and_then(|mut rep| {
+                    rep.connect(&back)?;
+                    Ok(rep)
+                }) {
+                    Ok(rep) => rep,
+                    Err(Error::Term) => return Ok(()),
+                    Err(e) => return Err(e),
+                };
                 loop {
                     match rep.recv(RecvFlags::empty()) {
                         Ok(request) => {
