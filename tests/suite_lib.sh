@@ -1,5 +1,6 @@
 # What the harnesses that run another project's own test suite against ferromq share
-# (tests/go/suite.sh, tests/rust_zmq/suite.sh; tests/python/suite.sh for its options): the
+# (tests/go/suite.sh, tests/rust_zmq/suite.sh, tests/czmq/run.sh; tests/python/suite.sh for its
+# options): the
 # command line, the skip and known-failures lists, the check that the ferromq side really loads
 # ferromq's library, and the run loop with its retry, report and two-way known-failures check.
 # Sourced (bash); each harness brings what differs: how one test runs and how its log says why
@@ -38,16 +39,17 @@ suite_parse_args() {
     done
 }
 
-# `skip` and `known` (name -> reason) from DIR's suite_skip.txt and suite_known_failures.txt.
+# `skip` and `known` (name -> reason) from DIR's suite_skip.txt and suite_known_failures.txt
+# (or the two file names given).
 suite_read_lists() {
-    local dir="$1" name reason
+    local dir="$1" skip_file="${2:-suite_skip.txt}" known_file="${3:-suite_known_failures.txt}" name reason
     declare -gA skip=() known=()
     while read -r name _; do
         [ -n "$name" ] && skip[$name]=1
-    done < <(grep -v '^[[:space:]]*#' "$dir/suite_skip.txt")
+    done < <(grep -v '^[[:space:]]*#' "$dir/$skip_file")
     while read -r name reason; do
         [ -n "$name" ] && known[$name]=$reason
-    done < <(grep -v '^[[:space:]]*#' "$dir/suite_known_failures.txt")
+    done < <(grep -v '^[[:space:]]*#' "$dir/$known_file")
 }
 
 # `tests`: those named on the command line, else every one of `all` that suite_skip.txt does not
@@ -62,7 +64,7 @@ suite_select() {
     for t in "${all[@]}"; do [ -n "${skip[$t]:-}" ] || tests+=("$t"); done
     for name in "${!skip[@]}"; do
         printf '%s\n' "${all[@]}" | grep -qxF "$name" \
-            || echo "suite_skip.txt names $name, which the suite does not have" >&2
+            || echo "the skip list names $name, which the suite does not have" >&2
     done
 }
 
@@ -125,7 +127,7 @@ suite_run() {
         if [ "$control" = 1 ]; then
             local diverging=()
             for t in "${tests[@]}"; do
-                if [ "${result[control,$t]}" = passed ] && suite_bad "${result[ferromq,$t]%% *}"; then
+                if [ "${result[control,$t]%% *}" = passed ] && suite_bad "${result[ferromq,$t]%% *}"; then
                     diverging+=("$t")
                 fi
             done
@@ -134,7 +136,7 @@ suite_run() {
                 echo "  $t: $(why "$out/ferromq/$(suite_log_name "$t").log")${known[$t]:+ (known: ${known[$t]})}"
             done
             for t in "${tests[@]}"; do
-                if [ "${result[control,$t]}" != passed ] && [ "${result[control,$t]}" != skipped ]; then
+                if suite_bad "${result[control,$t]%% *}"; then
                     echo "  control, $t: ${result[control,$t]}: $(why "$out/control/$(suite_log_name "$t").log")"
                 fi
             done
@@ -149,7 +151,7 @@ suite_run() {
                     echo "NEW FAILURE $t: $(why "$log") (log: $log)"
                     failed=1
                 elif [ "$r" = passed ] && [ -n "${known[$t]:-}" ]; then
-                    echo "KNOWN FAILURE NOW PASSES $t (remove it from suite_known_failures.txt)"
+                    echo "KNOWN FAILURE NOW PASSES $t (remove it from the known-failures list)"
                     failed=1
                 fi
             done

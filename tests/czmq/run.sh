@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Builds CZMQ 4.2.1 (the high-level C binding Zyre and Malamute sit on) from Debian's orig
 # tarball against ferromq's zmq.h and libzmq.so and, as the control, against the system's libzmq
-# (Debian's libzmq3-dev 4.3.4), runs its own selftest one class per process and prints a table:
-# class | libzmq | ferromq. No CZMQ code is kept in this repository.
+# (Debian's libzmq3-dev 4.3.4), runs its own selftest one class per process (tests/suite_lib.sh's
+# loop: a ferromq failure outside known_failures.txt runs once more before it counts; results in
+# <work>/suite/runN/results.csv). No CZMQ code is kept in this repository.
 #
 #   tests/czmq/run.sh [options] [class...]
-#     --libs "ferromq libzmq"  which builds to make and run (default: both)
-#     --timeout S              seconds each class may run (default: 60)
-#     --runs N                 run the selection N times (flake hunting; default 1)
-#     --work DIR               download, build and log directory (default: target/czmq)
-#     --check                  CI mode: ferromq only; fails when a class outside
-#                              known_failures.txt fails, or a class listed there passes
+#     --control     build and run against the system's libzmq too, and print the differences
+#                   (default: ferromq only)
+#     --timeout S   seconds each class may run (default: 60)
+#     --runs N      run the selection N times (flake hunting; default 1)
+#     --work DIR    download, build and log directory (default: target/czmq)
+#     --check       CI mode (ferromq only): fails when a class outside known_failures.txt
+#                   fails, or a class listed there passes or does not run
 #
 # CZMQ is built with its draft API (zproc, ztimerset, zosc and the draft parts of the stable
 # classes' selftests; none of them needs libzmq's draft API, which neither zmq.h declares) and
@@ -20,24 +22,15 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
-libs="ferromq libzmq"
-limit=60
-runs=1
-work="${CARGO_TARGET_DIR:-$root/target}/czmq"
-check=0
-only=()
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --libs) libs="$2"; shift 2 ;;
-    --timeout) limit="$2"; shift 2 ;;
-    --runs) runs="$2"; shift 2 ;;
-    --work) work="$2"; shift 2 ;;
-    --check) check=1; libs="ferromq"; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
-    -*) echo "unknown option $1" >&2; exit 2 ;;
-    *) only+=("$1"); shift ;;
-  esac
-done
+. "$here/../suite_lib.sh"
+declare -A suite_values=([--work]="${CARGO_TARGET_DIR:-$root/target}/czmq")
+suite_parse_args "$0" 20 "$@"
+work=${suite_values[--work]}
+# Builds are named after the library they link: the control's is libzmq's.
+libs=ferromq
+[ "$control" = 0 ] || libs="ferromq libzmq"
+sides=(ferromq)
+[ "$control" = 0 ] || sides+=(control)
 mkdir -p "$work"
 start=$SECONDS
 
@@ -106,105 +99,41 @@ build() {
 for side in $libs; do build "$side"; done
 echo "built CZMQ $version against: $libs ($((SECONDS - start)) s)"
 
-# name -> reason, from a "name  reason..." file ('#' comments).
-declare -A skip known
-while read -r name reason; do [ -n "$name" ] && skip[$name]="$reason"; done \
-  < <(grep -v '^\s*#' "$here/skip.txt")
-while read -r name reason; do [ -n "$name" ] && known[$name]="$reason"; done \
-  < <(grep -v '^\s*#' "$here/known_failures.txt")
-
-first="${libs%% *}"
-classes=()
-if [ ${#only[@]} -gt 0 ]; then
-  classes=("${only[@]}")
-else
-  mapfile -t classes < <("$work/build-$first/czmq_selftest" -l | awk '$2 == "-" {print $1}')
-fi
+suite_read_lists "$here" skip.txt known_failures.txt
+mapfile -t all < <("$work/build-ferromq/czmq_selftest" -l | awk '$2 == "-" {print $1}')
+[ ${#all[@]} -gt 0 ] || { echo "czmq_selftest lists no classes" >&2; exit 1; }
+suite_select
 
 # One class in a fresh directory holding what its selftest opens relative to the current
-# directory (src/selftest-ro, src/selftest-rw, src/zsp). Result in <dir>/result: pass,
-# SKIPPED (the class said so), FAIL (the assertion), TIMEOUT, CRASH (signal).
-run_class() {
-  local side="$1" class="$2" dir="$3"
+# directory (src/selftest-ro, src/selftest-rw, src/zsp): prints passed ("(part skipped)" where
+# the class said so), failed (with the signal of a crash), or timeout. Classes run one at a
+# time: zbeacon's selftest uses fixed UDP ports.
+run_one() {
+  local side="$1" class="$2" log="$3" build rc=0
+  build="$work/build-$([ "$side" = control ] && echo libzmq || echo ferromq)"
+  local dir="${log%.log}.d"
   rm -rf "$dir"
   mkdir -p "$dir/src/selftest-rw"
   ln -s "$src/src/selftest-ro" "$dir/src/selftest-ro"
-  ln -s "$work/build-$side/zsp" "$dir/src/zsp"
-  local rc=0
-  (cd "$dir" && timeout -k 5 "$limit" "$work/build-$side/czmq_selftest" -t "$class") \
-    > "$dir/out.log" 2>&1 < /dev/null || rc=$?
-  local why
+  ln -s "$build/zsp" "$dir/src/zsp"
+  (cd "$dir" && timeout -k 5 "$limit" "$build/czmq_selftest" -t "$class") \
+    > "$log" 2>&1 < /dev/null || rc=$?
   if [ "$rc" -eq 0 ]; then
-    if grep -q 'SKIPPED' "$dir/out.log"; then echo "pass, part skipped" > "$dir/result"
-    else echo pass > "$dir/result"; fi
+    if grep -q 'SKIPPED' "$log"; then echo "passed (part skipped)"; else echo passed; fi
   elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-    echo TIMEOUT > "$dir/result"
+    echo timeout
+  elif [ "$rc" -gt 128 ]; then
+    echo "failed (signal $((rc - 128)))"
   else
-    why="$(grep -o '[a-z_]*\.c:[0-9]*: [^:]*: Assertion .*' "$dir/out.log" | head -1 || true)"
-    if [ "$rc" -gt 128 ]; then echo "CRASH (signal $((rc - 128)))${why:+: $why}" > "$dir/result"
-    else echo "FAIL (exit $rc)${why:+: $why}" > "$dir/result"; fi
+    echo failed
   fi
 }
-
-# Classes run one at a time: zbeacon's selftest uses fixed UDP ports, and two sides' classes
-# at once would fight over them.
-status=0
-for run in $(seq 1 "$runs"); do
-  declare -A tally=()
-  out="$work/run$run"
-  run_start=$SECONDS
-  for class in "${classes[@]}"; do
-    [ -n "${skip[$class]+x}" ] && continue
-    for side in $libs; do run_class "$side" "$class" "$out/$side/$class"; done
-  done
-  # A ferromq failure outside known_failures.txt runs once more before it counts: zgossip's
-  # selftest expects alpha's two own PUBLISH commands to reach its zloop before base forwards
-  # beta's first tuple, which a loaded 2-core machine breaks now and then (zgossip.c:693).
-  if [[ " $libs " == *" ferromq "* ]]; then
-    for class in "${classes[@]}"; do
-      [ -n "${skip[$class]+x}" ] && continue
-      r="$(cat "$out/ferromq/$class/result")"
-      if [[ "$r" != pass* && -z "${known[$class]+x}" ]]; then
-        rm -rf "$out/ferromq/$class.first"
-        mv "$out/ferromq/$class" "$out/ferromq/$class.first"
-        run_class ferromq "$class" "$out/ferromq/$class"
-        echo "$(cat "$out/ferromq/$class/result") (retried; first: $r)" > "$out/ferromq/$class/result"
-      fi
-    done
-  fi
-  echo
-  [ "$runs" -gt 1 ] && echo "run $run of $runs"
-  printf '%-22s | %-24s | %-24s\n' class libzmq ferromq
-  printf '%-22s-+-%-24s-+-%-24s\n' "$(printf -- '-%.0s' {1..22})" "$(printf -- '-%.0s' {1..24})" "$(printf -- '-%.0s' {1..24})"
-  for class in "${classes[@]}"; do
-    if [ -n "${skip[$class]+x}" ]; then
-      printf '%-22s | skip: %s\n' "$class" "${skip[$class]}"
-      tally[skip]=$(( ${tally[skip]:-0} + 1 ))
-      continue
-    fi
-    cols=()
-    for side in libzmq ferromq; do
-      if [[ " $libs " == *" $side "* ]]; then cols+=("$(cat "$out/$side/$class/result")")
-      else cols+=("-"); fi
-    done
-    printf '%-22s | %-24s | %-24s\n' "$class" "${cols[0]}" "${cols[1]}"
-    if [[ " $libs " == *" ferromq "* ]]; then
-      case "${cols[1]}" in
-        pass*) tally[pass]=$(( ${tally[pass]:-0} + 1 ))
-          if [ -n "${known[$class]+x}" ]; then
-            echo "  $class now passes on ferromq: remove it from tests/czmq/known_failures.txt"
-            status=1
-          fi ;;
-        *) tally[fail]=$(( ${tally[fail]:-0} + 1 ))
-          if [ -z "${known[$class]+x}" ]; then
-            echo "  $class fails on ferromq (not a known failure): $out/ferromq/$class/out.log"
-            status=1
-          fi ;;
-      esac
-    fi
-  done
-  if [[ " $libs " == *" ferromq "* ]]; then
-    echo "ferromq: ${tally[pass]:-0} pass, ${tally[fail]:-0} fail, ${tally[skip]:-0} skipped; $((SECONDS - run_start)) s"
-  fi
-done
-if [ "$check" -eq 1 ]; then exit "$status"; fi
+# The first line saying why: CZMQ's assertion (file:line), else the last line.
+why() {
+  grep -m 1 -o '[a-z_]*\.c:[0-9]*: [^:]*: Assertion .*' "$1" || tail -n 1 "$1"
+}
+# A ferromq failure outside known_failures.txt runs once more before it counts (suite_run): for
+# zgossip, whose selftest expects alpha's two own PUBLISH commands to reach its zloop before
+# base forwards beta's first tuple, which a loaded 2-core machine breaks now and then
+# (zgossip.c:693).
+suite_run
