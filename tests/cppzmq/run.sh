@@ -38,23 +38,8 @@ start=$SECONDS
 # The source: Debian's copy of the upstream release tarball (trixie's Sources lists this sha256;
 # bookworm's 4.9.0 is gone from the pool), checked against its hash.
 version=4.10.0
-tarball="$work/cppzmq_$version.orig.tar.gz"
 sha256=c81c81bba8a7644c84932225f018b5088743a22999c6d82a2b5f5cd1e6942b74
-if [ ! -f "$tarball" ]; then
-  curl -sSfL -o "$tarball.part" "http://deb.debian.org/debian/pool/main/c/cppzmq/cppzmq_$version.orig.tar.gz"
-  mv "$tarball.part" "$tarball"
-fi
-if ! echo "$sha256  $tarball" | sha256sum -c --quiet -; then
-  echo "$tarball: wrong sha256" >&2
-  rm -f "$tarball"
-  exit 1
-fi
-src="$work/cppzmq-$version"
-if [ ! -f "$src/.extracted" ]; then
-  rm -rf "$src"
-  tar -xzf "$tarball" -C "$work"
-  touch "$src/.extracted"
-fi
+suite_debian_orig cppzmq "$version" "$sha256" "$work"
 command -v cmake >/dev/null 2>&1 || { echo "cppzmq's build needs cmake" >&2; exit 2; }
 command -v c++ >/dev/null 2>&1 || { echo "cppzmq's build needs a C++ compiler (g++)" >&2; exit 2; }
 # Catch2 2.x (the tests include catch2/catch.hpp; 3.x renamed it) and its CMake files, whose
