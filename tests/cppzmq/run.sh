@@ -29,7 +29,6 @@ root="$(cd "$here/../.." && pwd)"
 declare -A suite_values=([--work]="${CARGO_TARGET_DIR:-$root/target}/cppzmq")
 suite_parse_args "$0" 22 "$@"
 work=${suite_values[--work]}
-# Builds are named after the library they link: the control's is libzmq's.
 sides=(ferromq)
 [ "$control" = 0 ] || sides+=(control)
 mkdir -p "$work"
@@ -69,6 +68,7 @@ if [ "$control" = 1 ]; then
   inc[control]="$(pkg-config --variable=includedir libzmq)"
   lib[control]="$(pkg-config --variable=libdir libzmq)/libzmq.so"
 fi
+# Builds are named after the library they link (as CZMQ's): the control's is libzmq's.
 build_dir() { echo "$work/build-$([ "$1" = control ] && echo libzmq || echo ferromq)"; }
 
 # One CMake build of the tests (unit_tests) per side. ZeroMQ_INCLUDE_DIR and ZeroMQ_LIBRARY
