@@ -27,7 +27,7 @@ root="$(cd "$here/../.." && pwd)"
 
 . "$here/../suite_lib.sh"
 declare -A suite_values=([--work]="${CARGO_TARGET_DIR:-$root/target}/cppzmq")
-suite_parse_args "$0" 22 "$@"
+suite_parse_args "$0" 23 "$@"
 work=${suite_values[--work]}
 sides=(ferromq)
 [ "$control" = 0 ] || sides+=(control)
