@@ -73,11 +73,12 @@ build_dir() { echo "$work/build-$([ "$1" = control ] && echo libzmq || echo ferr
 
 # One CMake build of the tests (unit_tests) per side. ZeroMQ_INCLUDE_DIR and ZeroMQ_LIBRARY
 # are the cache entries cppzmq's pkg-config fallback (libzmq-pkg-config/FindZeroMQ.cmake) would
-# search for: set, they name the side's files, not the first zmq.h on the system's path. Debug:
-# zmq.hpp checks return codes with assert (a failed zmq_msg_close, a short recv), which
-# CMake's Release flags (NDEBUG) would compile out. The build RPATH names the library linked,
-# so a rebuilt libzmq.so needs no rebuild; a changed zmq.h is seen by make's header
-# dependencies.
+# search for: set, they name the side's files, not the first zmq.h on the system's path.
+# CMAKE_REQUIRE_FIND_PACKAGE_Catch2 (CMake 3.24+) makes a missing Catch2 an error rather than a
+# fetch from GitHub. Debug: zmq.hpp checks return codes with assert (a failed zmq_msg_close, a
+# short recv), which CMake's Release flags (NDEBUG) would compile out. The build RPATH names the
+# library linked, so a rebuilt libzmq.so needs no rebuild; a changed zmq.h is seen by make's
+# header dependencies.
 build() {
   local side="$1" dir
   dir="$(build_dir "$side")"
