@@ -1,8 +1,8 @@
 # What the harnesses that run another project's own test suite against ferromq share
-# (tests/go/suite.sh, tests/rust_zmq/suite.sh, tests/czmq/run.sh; tests/python/suite.sh for its
-# options): the
-# command line, the skip and known-failures lists, the check that the ferromq side really loads
-# ferromq's library, and the run loop with its retry, report and two-way known-failures check.
+# (tests/go/suite.sh, tests/rust_zmq/suite.sh, tests/czmq/run.sh, tests/cppzmq/run.sh;
+# tests/python/suite.sh for its options): the command line, the skip and known-failures lists,
+# the check that the ferromq side really loads ferromq's library, the download of a Debian
+# source tarball, and the run loop with its retry, report and two-way known-failures check.
 # Sourced (bash); each harness brings what differs: how one test runs and how its log says why
 # it failed.
 
@@ -37,6 +37,30 @@ suite_parse_args() {
             *) only+=("$1"); shift ;;
         esac
     done
+}
+
+# Debian's copy of an upstream release tarball (the pool's PKG_VERSION.orig.tar.gz under
+# pool/main/<first letter>/PKG/), downloaded once into DIR, checked against SHA256 (pinned in
+# the caller, from Debian's Sources index) and unpacked there once; sets `src` to the tree,
+# DIR/PKG-VERSION.
+suite_debian_orig() {
+    local pkg="$1" version="$2" sha256="$3" dir="$4" tarball
+    tarball="$dir/${pkg}_$version.orig.tar.gz"
+    if [ ! -f "$tarball" ]; then
+        curl -sSfL -o "$tarball.part" "http://deb.debian.org/debian/pool/main/${pkg:0:1}/$pkg/${pkg}_$version.orig.tar.gz"
+        mv "$tarball.part" "$tarball"
+    fi
+    if ! echo "$sha256  $tarball" | sha256sum -c --quiet -; then
+        echo "$tarball: wrong sha256" >&2
+        rm -f "$tarball"
+        exit 1
+    fi
+    src="$dir/$pkg-$version"
+    if [ ! -f "$src/.extracted" ]; then
+        rm -rf "$src"
+        tar -xzf "$tarball" -C "$dir"
+        touch "$src/.extracted"
+    fi
 }
 
 # `skip` and `known` (name -> reason) from DIR's suite_skip.txt and suite_known_failures.txt

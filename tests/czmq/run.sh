@@ -36,23 +36,8 @@ start=$SECONDS
 
 # The source: Debian's copy of the upstream release tarball, checked against its hash.
 version=4.2.1
-tarball="$work/czmq_$version.orig.tar.gz"
 sha256=5d720a204c2a58645d6f7643af15d563a712dad98c9d32c1ed913377daa6ac39
-if [ ! -f "$tarball" ]; then
-  curl -sSfL -o "$tarball.part" "http://deb.debian.org/debian/pool/main/c/czmq/czmq_$version.orig.tar.gz"
-  mv "$tarball.part" "$tarball"
-fi
-if ! echo "$sha256  $tarball" | sha256sum -c --quiet -; then
-  echo "$tarball: wrong sha256" >&2
-  rm -f "$tarball"
-  exit 1
-fi
-src="$work/czmq-$version"
-if [ ! -f "$src/.extracted" ]; then
-  rm -rf "$src"
-  tar -xzf "$tarball" -C "$work"
-  touch "$src/.extracted"
-fi
+suite_debian_orig czmq "$version" "$sha256" "$work"
 command -v cmake >/dev/null 2>&1 || { echo "CZMQ's build needs cmake" >&2; exit 2; }
 
 # Where each side's zmq.h and libzmq.so are. ferromq's: ffi/install.sh's prefix (dev profile,
