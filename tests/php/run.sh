@@ -44,17 +44,8 @@ fi
 
 # The source: Debian's copy of the PECL release tarball, checked against bookworm's Sources.
 version=1.1.3
-tarball="$work/php-zmq_$version.orig.tar.gz"
 sha256=c492375818bd51b355352798fb94f04d6828c6aeda41ba813849624af74144ce
-if [ ! -f "$tarball" ]; then
-  curl -sSfL -o "$tarball.part" "http://deb.debian.org/debian/pool/main/p/php-zmq/php-zmq_$version.orig.tar.gz"
-  mv "$tarball.part" "$tarball"
-fi
-if ! echo "$sha256  $tarball" | sha256sum -c --quiet -; then
-  echo "$tarball: wrong sha256" >&2
-  rm -f "$tarball"
-  exit 1
-fi
+suite_debian_orig php-zmq "$version" "$sha256" "$work" "zmq-$version"
 
 # Where each side's libzmq is: ferromq's from ffi/install.sh's prefix (dev profile, the library
 # `cargo test` already built; it copies the library, so it runs every time), the control's
@@ -80,8 +71,7 @@ build() {
     return
   fi
   rm -rf "$dir"
-  mkdir -p "$dir"
-  tar -xzf "$tarball" -C "$dir" --strip-components=1 "zmq-$version"
+  cp -r "$src" "$dir"
   patch -d "$dir" -p1 -s < "$here/php8.patch"
   local ldflags=""
   [ "$side" = control ] || ldflags="-Wl,-rpath,$prefix/lib"
