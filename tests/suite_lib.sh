@@ -1,6 +1,6 @@
 # What the harnesses that run another project's own test suite against ferromq share
-# (tests/go/suite.sh, tests/rust_zmq/suite.sh, tests/czmq/run.sh, tests/cppzmq/run.sh;
-# tests/python/suite.sh for its options): the command line, the skip and known-failures lists,
+# (tests/go/suite.sh, tests/rust_zmq/suite.sh, tests/czmq/run.sh, tests/cppzmq/run.sh,
+# tests/php/run.sh; tests/python/suite.sh for its options): the command line, the skip and known-failures lists,
 # the check that the ferromq side really loads ferromq's library, the download of a Debian
 # source tarball, and the run loop with its retry, report and two-way known-failures check.
 # Sourced (bash); each harness brings what differs: how one test runs and how its log says why
@@ -42,9 +42,9 @@ suite_parse_args() {
 # Debian's copy of an upstream release tarball (the pool's PKG_VERSION.orig.tar.gz under
 # pool/main/<first letter>/PKG/), downloaded once into DIR, checked against SHA256 (pinned in
 # the caller, from Debian's Sources index) and unpacked there once; sets `src` to the tree,
-# DIR/PKG-VERSION.
+# DIR/TOP: the tarball's top directory, PKG-VERSION unless given (php-zmq's is zmq-VERSION).
 suite_debian_orig() {
-    local pkg="$1" version="$2" sha256="$3" dir="$4" tarball
+    local pkg="$1" version="$2" sha256="$3" dir="$4" top="${5:-$1-$2}" tarball
     tarball="$dir/${pkg}_$version.orig.tar.gz"
     if [ ! -f "$tarball" ]; then
         curl -sSfL -o "$tarball.part" "http://deb.debian.org/debian/pool/main/${pkg:0:1}/$pkg/${pkg}_$version.orig.tar.gz"
@@ -55,7 +55,7 @@ suite_debian_orig() {
         rm -f "$tarball"
         exit 1
     fi
-    src="$dir/$pkg-$version"
+    src="$dir/$top"
     if [ ! -f "$src/.extracted" ]; then
         rm -rf "$src"
         tar -xzf "$tarball" -C "$dir"
