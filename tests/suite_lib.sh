@@ -1,8 +1,9 @@
 # What the harnesses that run another project's own test suite against ferromq share
-# (tests/go/suite.sh, tests/rust_zmq/suite.sh, tests/czmq/run.sh, tests/cppzmq/run.sh;
-# tests/python/suite.sh for its options): the command line, the skip and known-failures lists,
-# the check that the ferromq side really loads ferromq's library, the download of a Debian
-# source tarball, and the run loop with its retry, report and two-way known-failures check.
+# (tests/go/suite.sh, tests/rust_zmq/suite.sh, tests/czmq/run.sh, tests/cppzmq/run.sh,
+# tests/perl/run.sh, tests/ruby/run.sh; tests/python/suite.sh for its options): the command
+# line, the skip and known-failures lists, the check that the ferromq side really loads
+# ferromq's library, the download of a pinned file (a Debian source tarball, say), and the run
+# loop with its retry, report and two-way known-failures check.
 # Sourced (bash); each harness brings what differs: how one test runs and how its log says why
 # it failed.
 
@@ -40,22 +41,17 @@ suite_parse_args() {
 }
 
 # Debian's copy of an upstream release tarball (the pool's PKG_VERSION.orig.tar.gz under
-# pool/main/<first letter>/PKG/), downloaded once into DIR, checked against SHA256 (pinned in
-# the caller, from Debian's Sources index) and unpacked there once; sets `src` to the tree,
-# DIR/PKG-VERSION.
+# pool/main/<first letter, or lib and the next letter>/PKG/), downloaded once into DIR, checked
+# against SHA256 (pinned in the caller, from Debian's Sources index) and unpacked there once;
+# sets `src` to the tree, DIR/TOP (the tarball's top directory, default PKG-VERSION).
 suite_debian_orig() {
-    local pkg="$1" version="$2" sha256="$3" dir="$4" tarball
+    local pkg="$1" version="$2" sha256="$3" dir="$4" top="${5:-$1-$2}" tarball pool
     tarball="$dir/${pkg}_$version.orig.tar.gz"
-    if [ ! -f "$tarball" ]; then
-        curl -sSfL -o "$tarball.part" "http://deb.debian.org/debian/pool/main/${pkg:0:1}/$pkg/${pkg}_$version.orig.tar.gz"
-        mv "$tarball.part" "$tarball"
-    fi
-    if ! echo "$sha256  $tarball" | sha256sum -c --quiet -; then
-        echo "$tarball: wrong sha256" >&2
-        rm -f "$tarball"
-        exit 1
-    fi
-    src="$dir/$pkg-$version"
+    pool=${pkg:0:1}
+    [[ $pkg != lib?* ]] || pool=${pkg:0:4}
+    suite_fetch "http://deb.debian.org/debian/pool/main/$pool/$pkg/${pkg}_$version.orig.tar.gz" \
+        "$tarball" "$sha256"
+    src="$dir/$top"
     if [ ! -f "$src/.extracted" ]; then
         rm -rf "$src"
         tar -xzf "$tarball" -C "$dir"
@@ -90,6 +86,21 @@ suite_select() {
         printf '%s\n' "${all[@]}" | grep -qxF "$name" \
             || echo "the skip list names $name, which the suite does not have" >&2
     done
+}
+
+# Downloads URL to FILE once (kept as a cache) and checks it against SHA256: a wrong file is
+# removed and the harness stops.
+suite_fetch() {
+    local url="$1" file="$2" sha256="$3"
+    if [ ! -f "$file" ]; then
+        curl -sSfL -o "$file.part" "$url"
+        mv "$file.part" "$file"
+    fi
+    if ! echo "$sha256  $file" | sha256sum -c --quiet -; then
+        echo "$file: wrong sha256" >&2
+        rm -f "$file"
+        exit 1
+    fi
 }
 
 # Which libzmq a side's binary loaded, from the dynamic loader's own account (an LD_DEBUG=libs

@@ -48,24 +48,8 @@ fi
 
 # The source: Debian's copy of the CPAN tarball, checked against its hash.
 version=1.19
-tarball=$work/libzmq-ffi-perl_$version.orig.tar.gz
 sha256=dc68f9407e58a23f79aa5254941f11204e5386fb1a6c1def412f9448f723b24f
-if [ ! -f "$tarball" ]; then
-    curl -sSfL -o "$tarball.part" \
-        "http://deb.debian.org/debian/pool/main/libz/libzmq-ffi-perl/libzmq-ffi-perl_$version.orig.tar.gz"
-    mv "$tarball.part" "$tarball"
-fi
-if ! echo "$sha256  $tarball" | sha256sum -c --quiet -; then
-    echo "$tarball: wrong sha256" >&2
-    rm -f "$tarball"
-    exit 1
-fi
-src=$work/ZMQ-FFI-$version
-if [ ! -f "$src/.extracted" ]; then
-    rm -rf "$src"
-    tar -xzf "$tarball" -C "$work"
-    touch "$src/.extracted"
-fi
+suite_debian_orig libzmq-ffi-perl "$version" "$sha256" "$work" "ZMQ-FFI-$version"
 
 # ferromq as a libzmq drop-in (the library `cargo test` already built; install.sh copies it, so
 # it runs every time).
@@ -99,8 +83,8 @@ suite_select
 suite_log_name() { basename "$1" .t; }
 
 # One test file alone: prints passed ("(part skipped)" where the file skipped some of its
-# tests), skipped (the whole file), failed or timeout. One at a time: the files share fixed
-# endpoints (tcp://127.0.0.1:5555 and up, ipc:///tmp/...).
+# tests), skipped (the whole file), failed or timeout. One at a time, as prove runs them (the
+# files' ipc endpoints carry the process id, but t/threads.t binds tcp://*:5671).
 run_one() {
     local side="$1" file="$2" log="$3" rc=0
     # shellcheck disable=SC2046

@@ -52,12 +52,7 @@ if [ ! -f "$tree/.extracted" ]; then
     for entry in "${debs[@]}"; do
         read -r path sha256 <<< "$entry"
         deb=$work/$(basename "$path")
-        [ -f "$deb" ] || { curl -sSfL -o "$deb.part" "http://deb.debian.org/debian/pool/main/$path" && mv "$deb.part" "$deb"; }
-        if ! echo "$sha256  $deb" | sha256sum -c --quiet -; then
-            echo "$deb: wrong sha256" >&2
-            rm -f "$deb"
-            exit 1
-        fi
+        suite_fetch "http://deb.debian.org/debian/pool/main/$path" "$deb" "$sha256"
         dpkg-deb -x "$deb" "$tree/root"
     done
     # The layout the examples expect: ../lib/ffi-rzmq from examples/.
