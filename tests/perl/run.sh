@@ -105,7 +105,7 @@ run_one() {
 # The first line saying why: Test::More's "Failed test" and its location, else a death, else
 # the last line.
 why() {
-    grep -m 1 -A 1 '^#   Failed test' "$1" | paste -sd ' ' | sed 's/#[[:space:]]*/ /g; s/^ *//' | grep . \
+    grep -m 1 -A 1 '^ *#   Failed test' "$1" | paste -sd ' ' | sed 's/#[[:space:]]*/ /g; s/^ *//; s/  */ /g' | grep . \
         || grep -m 1 -E ' at \S+ line [0-9]+\.$|Dubious' "$1" \
         || tail -n 1 "$1"
 }
