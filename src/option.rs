@@ -568,6 +568,25 @@ impl Options {
     }
 }
 
+impl Options {
+    /// libzmq's defaults for a new socket of `kind`: the table's, except that a SUB or XSUB
+    /// lingers 0 ms (libzmq's `xsub_t` constructor: closing it does not wait for its
+    /// subscriptions to reach the wire), which `ZMQ_LINGER` reads back as 0.
+    ///
+    /// ```
+    /// use ferromq::{option::Options, SocketType};
+    /// assert_eq!(Options::for_type(SocketType::Sub).linger, 0);
+    /// assert_eq!(Options::for_type(SocketType::Pub).linger, -1);
+    /// ```
+    pub fn for_type(kind: crate::SocketType) -> Options {
+        let mut options = Options::default();
+        if matches!(kind, crate::SocketType::Sub | crate::SocketType::XSub) {
+            options.linger = 0;
+        }
+        options
+    }
+}
+
 /// A HWM as the pipe wants it (0 = unlimited).
 pub(crate) fn hwm(value: i32) -> usize {
     usize::try_from(value).unwrap_or(0)
@@ -658,6 +677,35 @@ mod tests {
             o.get(ZMQ_ROUTING_ID, &mut out[..1]),
             Some(Err(Error::Invalid))
         );
+    }
+
+    /// Seen through Ruby's ffi-rzmq, whose getsockopt read 0 on Debian's libzmq and -1 on
+    /// ferromq for a fresh SUB's and XSUB's ZMQ_LINGER (tests/c/options.c now reads it too).
+    #[test]
+    fn sub_and_xsub_linger_zero_by_default_as_in_libzmq() {
+        use crate::SocketType as T;
+        let linger = |kind| {
+            let mut out = [0u8; 4];
+            assert_eq!(
+                Options::for_type(kind).get(ZMQ_LINGER, &mut out),
+                Some(Ok(4))
+            );
+            i32::from_ne_bytes(out)
+        };
+        assert_eq!((linger(T::Sub), linger(T::XSub)), (0, 0));
+        for kind in [
+            T::Pair,
+            T::Pub,
+            T::Req,
+            T::Rep,
+            T::Dealer,
+            T::Router,
+            T::Pull,
+            T::Push,
+        ] {
+            assert_eq!(linger(kind), -1, "{kind:?}");
+        }
+        assert_eq!((linger(T::XPub), linger(T::Stream)), (-1, -1));
     }
 
     #[test]

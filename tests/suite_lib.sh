@@ -1,8 +1,9 @@
 # What the harnesses that run another project's own test suite against ferromq share
 # (tests/go/suite.sh, tests/rust_zmq/suite.sh, tests/czmq/run.sh, tests/cppzmq/run.sh,
-# tests/php/run.sh; tests/python/suite.sh for its options): the command line, the skip and known-failures lists,
-# the check that the ferromq side really loads ferromq's library, the download of a Debian
-# source tarball, and the run loop with its retry, report and two-way known-failures check.
+# tests/php/run.sh, tests/perl/run.sh, tests/ruby/run.sh; tests/python/suite.sh for its
+# options): the command line, the skip and known-failures lists, the check that the ferromq side really loads
+# ferromq's library, the download of a pinned file (a Debian source tarball, say), and the run
+# loop with its retry, report and two-way known-failures check.
 # Sourced (bash); each harness brings what differs: how one test runs and how its log says why
 # it failed.
 
@@ -40,21 +41,16 @@ suite_parse_args() {
 }
 
 # Debian's copy of an upstream release tarball (the pool's PKG_VERSION.orig.tar.gz under
-# pool/main/<first letter>/PKG/), downloaded once into DIR, checked against SHA256 (pinned in
-# the caller, from Debian's Sources index) and unpacked there once; sets `src` to the tree,
-# DIR/TOP: the tarball's top directory, PKG-VERSION unless given (php-zmq's is zmq-VERSION).
+# pool/main/<first letter, or lib and the next letter>/PKG/), downloaded once into DIR, checked
+# against SHA256 (pinned in the caller, from Debian's Sources index) and unpacked there once;
+# sets `src` to the tree, DIR/TOP (the tarball's top directory, default PKG-VERSION).
 suite_debian_orig() {
-    local pkg="$1" version="$2" sha256="$3" dir="$4" top="${5:-$1-$2}" tarball
+    local pkg="$1" version="$2" sha256="$3" dir="$4" top="${5:-$1-$2}" tarball pool
     tarball="$dir/${pkg}_$version.orig.tar.gz"
-    if [ ! -f "$tarball" ]; then
-        curl -sSfL -o "$tarball.part" "http://deb.debian.org/debian/pool/main/${pkg:0:1}/$pkg/${pkg}_$version.orig.tar.gz"
-        mv "$tarball.part" "$tarball"
-    fi
-    if ! echo "$sha256  $tarball" | sha256sum -c --quiet -; then
-        echo "$tarball: wrong sha256" >&2
-        rm -f "$tarball"
-        exit 1
-    fi
+    pool=${pkg:0:1}
+    [[ $pkg != lib?* ]] || pool=${pkg:0:4}
+    suite_fetch "http://deb.debian.org/debian/pool/main/$pool/$pkg/${pkg}_$version.orig.tar.gz" \
+        "$tarball" "$sha256"
     src="$dir/$top"
     if [ ! -f "$src/.extracted" ]; then
         rm -rf "$src"
@@ -92,16 +88,36 @@ suite_select() {
     done
 }
 
-# Which libzmq a side's binary loaded, from the dynamic loader's own account (an LD_DEBUG=libs
-# log); the ferromq side must have mapped `$prefix/lib/libzmq.so.5`.
-suite_check_loaded() {
-    local side="$1" ld_debug="$2" loaded
-    loaded=$(sed -n 's/.*calling init: \(.*libzmq\.so[^ ]*\)$/\1/p' "$ld_debug")
-    echo "$side: loads ${loaded:-no libzmq?}"
-    if [ "$side" = ferromq ] && [ "$(realpath -m "$loaded")" != "$(realpath "$prefix/lib/libzmq.so.5")" ]; then
-        echo "the ferromq test binary did not load $prefix/lib/libzmq.so.5" >&2
+# Downloads URL to FILE once (kept as a cache) and checks it against SHA256: a wrong file is
+# removed and the harness stops.
+suite_fetch() {
+    local url="$1" file="$2" sha256="$3"
+    if [ ! -f "$file" ]; then
+        curl -sSfL -o "$file.part" "$url"
+        mv "$file.part" "$file"
+    fi
+    if ! echo "$sha256  $file" | sha256sum -c --quiet -; then
+        echo "$file: wrong sha256" >&2
+        rm -f "$file"
         exit 1
     fi
+}
+
+# Which libzmq a side's binary loaded, from the dynamic loader's own account (an LD_DEBUG=libs
+# log); the ferromq side must have mapped `$prefix/lib/libzmq.so.5` and no other libzmq. A
+# binding that opens the library at run time may open it more than once (FFI::CheckLib opens a
+# candidate to check it, closes it, and the binding opens it again): every one counts.
+suite_check_loaded() {
+    local side="$1" ld_debug="$2" loaded path
+    loaded=$(sed -n 's/.*calling init: \(.*libzmq\.so[^ ]*\)$/\1/p' "$ld_debug" | sort -u)
+    echo "$side: loads ${loaded:-no libzmq?}" | paste -sd ' '
+    [ "$side" = ferromq ] || return 0
+    while IFS= read -r path; do
+        if [ "$(realpath -m "$path")" != "$(realpath "$prefix/lib/libzmq.so.5")" ]; then
+            echo "the ferromq test binary did not load $prefix/lib/libzmq.so.5 (only)" >&2
+            exit 1
+        fi
+    done <<< "${loaded:-none}"
 }
 
 suite_bad() { [ "$1" = failed ] || [ "$1" = timeout ]; }

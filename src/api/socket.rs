@@ -146,7 +146,7 @@ impl Socket {
     pub(crate) fn new(ctx: Arc<CtxInner>, kind: SocketType) -> Result<Socket> {
         let pattern = pattern::for_type(kind)?;
         let signal = Arc::new(Signaler::new()?);
-        let options = Options::default();
+        let options = Options::for_type(kind);
         let (core, mailbox) = socket_core(pattern, Arc::clone(&signal), options.clone());
         let id = ctx.register(Arc::clone(&signal));
         let active = ctx.activity.enter();
