@@ -39,7 +39,8 @@ mkdir -p "$work/downloads"
 fetch() {
     local file="$1" sha256="$2" pool="$3" pypi="$4" tarball="$work/downloads/$1"
     if [ ! -f "$tarball" ]; then
-        if ! curl -sSfL -o "$tarball.part" "http://deb.debian.org/debian/pool/main/$pool/$file"; then
+        if ! curl -sfL -o "$tarball.part" "http://deb.debian.org/debian/pool/main/$pool/$file"; then
+            echo "$file: not in Debian's pool, fetching $pypi's sdist from PyPI"
             rm -rf "$work/downloads/pypi"
             "$venv_python" -m pip download --quiet --no-deps --no-binary :all: "$pypi" \
                 -d "$work/downloads/pypi"
@@ -111,6 +112,7 @@ for side in "${sides[@]}"; do
     (cd "$work" && LD_DEBUG=libs "${pythons[$side]}" -c 'import zmq; print("libzmq", zmq.zmq_version())') \
         > "$work/$side.ld_debug" 2>&1
     suite_check_loaded "$side" "$work/$side.ld_debug"
+    echo "$side: pyzmq $(grep -m 1 '^libzmq ' "$work/$side.ld_debug")"
 done
 
 # The test cases: pytest's collection (ferromq's side), one framework:path::Class per line,
@@ -132,7 +134,7 @@ run_one() {
     local side="$1" test="$2" log="$3" rc=0 fw=${2%%:*} summary
     (cd "${srcdir[$fw]}" && timeout -k 5 "$((limit * 2))" "${pythons[$side]}" -m pytest \
         -p no:cacheprovider -q -rfEs --timeout "$limit" "${test#*:}") > "$log" 2>&1 < /dev/null || rc=$?
-    summary=$(tail -n 1 "$log")
+    summary=$(grep -v '^[[:space:]]*$' "$log" | tail -n 1)
     if [ "$rc" = 124 ] || [ "$rc" = 137 ] || grep -q '^E *Failed: Timeout' "$log"; then
         echo timeout
     elif [ "$rc" != 0 ]; then
@@ -145,10 +147,11 @@ run_one() {
         echo passed
     fi
 }
-# The first line saying why: pytest's short summary of a failure or error, else a timeout,
-# else the last line.
+# The first line saying why: pytest's short summary of a failure or error (or its own error: a
+# test case not found), else a timeout, else the last line.
 why() {
-    grep -m 1 -E '^(FAILED|ERROR) ' "$1" || grep -m 1 -E 'Failed: Timeout' "$1" || tail -n 1 "$1"
+    grep -m 1 -E '^(FAILED |ERROR[ :])' "$1" || grep -m 1 -E 'Failed: Timeout' "$1" \
+        || grep -v '^[[:space:]]*$' "$1" | tail -n 1
 }
 # framework:path::Class as a file name.
 suite_log_name() {
