@@ -30,31 +30,13 @@ backend=${suite_values[--backend]}
 
 . "$here/setup.sh"
 
-# Pinned test dependencies, installed once per requirements file.
 reqs=$here/suite_requirements.txt
-install_reqs() {
-    local py="$1" file="$2" stamp
-    stamp="$(dirname "$py")/../.reqs-$(sha256sum "$file" | cut -c1-16)"
-    if [ ! -f "$stamp" ]; then
-        "$py" -m pip install --quiet -r "$file"
-        touch "$stamp"
-    fi
-}
-new_venv() {
-    [ -x "$1/bin/python" ] || "$python" -m venv "$1"
-}
 # A CFFI-backend wheel, cached in $2 (env: where libzmq is), installed into venv $1.
 cffi_wheel() {
     local venv="$1" wheels="$2"; shift 2
     new_venv "$venv"
     install_reqs "$venv/bin/python" "$here/suite_cffi_build.txt"
-    if ! ls "$wheels"/pyzmq-*.whl >/dev/null 2>&1; then
-        rm -rf "$wheels"
-        mkdir -p "$wheels"
-        env "$@" PYZMQ_BACKEND=cffi PYZMQ_NO_BUNDLE=1 "$venv/bin/python" -m pip wheel --quiet \
-            --no-deps --no-cache-dir --no-build-isolation "$sdist" -w "$wheels"
-    fi
-    "$venv/bin/python" -m pip install --quiet --force-reinstall --no-deps "$wheels"/pyzmq-*.whl
+    pyzmq_wheel "$venv/bin/python" "$wheels" "$@" PYZMQ_BACKEND=cffi --no-build-isolation
 }
 
 declare -A pythons
