@@ -11,6 +11,7 @@ use crate::connect::connection::{
 };
 use crate::connect::connection_props::connection_metadata;
 use crate::connect::endpoint::TcpAddr;
+use crate::connect::resolver;
 use crate::connect::socks;
 use crate::error::Result;
 use crate::io::engine::EngineEnd;
@@ -64,13 +65,14 @@ async fn tcp_connect(
     options: &Options,
     on_delayed: impl FnOnce(i32),
 ) -> Result<tokio::net::TcpStream> {
-    let dest = addr.connect_addr(options.ipv6)?;
+    // A host name is looked up off the management thread, again on every attempt.
+    let (dest, source) = resolver::connect_addrs(addr, options.ipv6).await?;
     let socket = socket2::Socket::new(
         socket2::Domain::for_address(dest),
         socket2::Type::STREAM.nonblocking().cloexec(),
         Some(socket2::Protocol::TCP),
     )?;
-    if let Some(src) = addr.source_addr(options.ipv6)? {
+    if let Some(src) = source {
         // As libzmq: several connections may share one fixed source address and port
         // (to different servers), and a source port in TIME_WAIT can be reused.
         socket.set_reuse_address(true)?;

@@ -9,5 +9,6 @@ pub(crate) mod connection;
 pub mod connection_props;
 pub(crate) mod endpoint;
 pub(crate) mod listener;
+pub(crate) mod resolver;
 pub(crate) mod socks;
 pub(crate) mod zap;

@@ -1,0 +1,202 @@
+//! A tcp connect's addresses, resolved where a slow DNS server cannot stall the context.
+//!
+//! Connection management (connects, accepts, handshakes of every socket of a context) runs
+//! on one current-thread tokio runtime (src/runtime.rs). getaddrinfo blocks for as long as
+//! the DNS server takes, up to its timeouts and retries (5 s a try by default): called there,
+//! one unresolvable name would hold up every other connection's progress. So a host name is
+//! looked up on tokio's blocking pool and the connect task waits for the answer; IP literals
+//! and `*` need no lookup and are parsed where they are.
+//!
+//! What libzmq does, kept here: `zmq_connect` checks only the address's syntax and resolves
+//! nothing (socket_base_t::connect_internal), so an unresolvable name is no error there; the
+//! connecter resolves on each attempt (tcp_connecter_t::open), so a reconnect looks the name
+//! up again, and a failed lookup is a failed attempt: no CONNECT_DELAYED (no connect was
+//! started), CONNECT_RETRIED with the interval, and a retry after it (none when RECONNECT_IVL
+//! is -1 or 0). libzmq resolves on its I/O thread, so there a slow lookup stalls that
+//! thread's connections; that is the part not kept.
+//!
+//! One consequence: connects to host names reach the kernel in the order their lookups end,
+//! which may not be the order of the `connect` calls (libzmq's one I/O thread resolves them
+//! in turn). Connects to IP literals keep their order (src/connect/attach_order.rs).
+
+use std::net::SocketAddr;
+
+use crate::connect::endpoint::TcpAddr;
+use crate::error::{Error, Result};
+
+/// The destination and the optional source address of a tcp connect.
+pub(crate) async fn connect_addrs(
+    addr: &TcpAddr,
+    ipv6: bool,
+) -> Result<(SocketAddr, Option<SocketAddr>)> {
+    let both = move |addr: &TcpAddr| Ok((addr.connect_addr(ipv6)?, addr.source_addr(ipv6)?));
+    if !addr.names_a_host() {
+        return both(addr);
+    }
+    let addr = addr.clone();
+    // A lookup still running when the connect is abandoned (the socket closed) finishes on
+    // its pool thread and is dropped there.
+    tokio::task::spawn_blocking(move || both(&addr))
+        .await
+        .map_err(|_| Error::Fault)?
+}
+
+/// Host names a test answers itself, through the system resolver's place in
+/// `endpoint::resolve`: a lookup of one blocks until the test opens its gate, standing for a
+/// DNS server that does not answer. Offline there is no slow server to ask, and a sleep
+/// proves nothing.
+#[cfg(test)]
+pub(crate) mod test_names {
+    use std::collections::HashMap;
+    use std::net::SocketAddr;
+    use std::sync::{Arc, Condvar, Mutex, PoisonError};
+    use std::time::{Duration, Instant};
+
+    use crate::error::{Error, Result};
+
+    /// One name's state: how many lookups began, whether they may return, and the answer.
+    #[derive(Default)]
+    struct State {
+        entered: usize,
+        open: bool,
+        answer: Option<SocketAddr>,
+    }
+
+    type Gate = Arc<(Mutex<State>, Condvar)>;
+
+    fn names() -> &'static Mutex<HashMap<String, Gate>> {
+        static NAMES: std::sync::OnceLock<Mutex<HashMap<String, Gate>>> =
+            std::sync::OnceLock::new();
+        NAMES.get_or_init(Mutex::default)
+    }
+
+    /// The answer for `host` if a test registered it (blocking until its gate opens).
+    pub(crate) fn lookup(host: &str, port: u16) -> Option<Result<SocketAddr>> {
+        let gate = names()
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(host)
+            .cloned()?;
+        let (lock, changed) = &*gate;
+        let mut state = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        state.entered += 1;
+        changed.notify_all();
+        while !state.open {
+            state = changed.wait(state).unwrap_or_else(PoisonError::into_inner);
+        }
+        Some(
+            state
+                .answer
+                .map(|a| SocketAddr::new(a.ip(), port))
+                .ok_or(Error::Invalid),
+        )
+    }
+
+    /// A name whose lookups block until [`StalledName::open`] or the drop; then they answer
+    /// `answer`'s IP (with the endpoint's port), or fail as an unknown name for `None`.
+    pub(crate) struct StalledName {
+        name: String,
+        gate: Gate,
+    }
+
+    impl StalledName {
+        pub(crate) fn new(name: &str, answer: Option<SocketAddr>) -> Self {
+            let gate: Gate = Arc::default();
+            gate.0.lock().unwrap_or_else(PoisonError::into_inner).answer = answer;
+            names()
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(name.to_owned(), Arc::clone(&gate));
+            StalledName {
+                name: name.to_owned(),
+                gate,
+            }
+        }
+
+        /// Waits at most `limit` until `n` lookups of the name have begun.
+        pub(crate) fn wait_entered(&self, n: usize, limit: Duration) -> bool {
+            let deadline = Instant::now() + limit;
+            let (lock, changed) = &*self.gate;
+            let mut state = lock.lock().unwrap_or_else(PoisonError::into_inner);
+            while state.entered < n {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return false;
+                }
+                state = changed
+                    .wait_timeout(state, left)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+            }
+            true
+        }
+
+        /// Lets the lookups (this one and later ones) return.
+        pub(crate) fn open(&self) {
+            let (lock, changed) = &*self.gate;
+            lock.lock().unwrap_or_else(PoisonError::into_inner).open = true;
+            changed.notify_all();
+        }
+    }
+
+    impl Drop for StalledName {
+        fn drop(&mut self) {
+            self.open();
+            names()
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&self.name);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::test_names::StalledName;
+    use crate::{Context, RecvFlags, SendFlags, SocketType};
+
+    const LIMIT: Duration = Duration::from_secs(10);
+
+    /// A lookup that does not return (a DNS server that never answers) holds up only its own
+    /// connect: another socket of the same context still connects, is accepted, completes
+    /// its handshake and delivers. Before the lookup moved to the blocking pool it ran on the
+    /// management thread, and the second socket's message never came (the receive below timed
+    /// out, 10 of 10 runs). Once the name answers, the stalled connect goes on to the address.
+    #[test]
+    fn a_stalled_lookup_does_not_hold_up_other_connections() {
+        let ctx = Context::new();
+        let mut pull = ctx.socket(SocketType::Pull).unwrap();
+        pull.bind("tcp://127.0.0.1:*").unwrap();
+        pull.set_rcvtimeo(i32::try_from(LIMIT.as_millis()).unwrap())
+            .unwrap();
+        let endpoint = pull.last_endpoint().unwrap();
+        let port = endpoint.rsplit_once(':').unwrap().1;
+        // Declared after the context, so dropped (opened) before it even when a check fails.
+        let name = StalledName::new("stalled.resolver.test", Some(([127, 0, 0, 1], 0).into()));
+
+        let mut slow = ctx.socket(SocketType::Push).unwrap();
+        slow.connect(&format!("tcp://stalled.resolver.test:{port}"))
+            .unwrap();
+        assert!(
+            name.wait_entered(1, LIMIT),
+            "the connect never looked the name up"
+        );
+
+        let mut fast = ctx.socket(SocketType::Push).unwrap();
+        fast.connect(&endpoint).unwrap();
+        fast.send("fast", SendFlags::empty()).unwrap();
+        let got = pull.recv_multipart(RecvFlags::empty());
+        assert!(
+            got.is_ok(),
+            "no message within {LIMIT:?} while a lookup was stalled: {got:?}"
+        );
+        assert_eq!(&got.unwrap()[0][..], b"fast");
+
+        name.open();
+        slow.send("slow", SendFlags::empty()).unwrap();
+        let got = pull.recv_multipart(RecvFlags::empty()).unwrap();
+        assert_eq!(&got[0][..], b"slow");
+    }
+}
