@@ -115,9 +115,11 @@ impl TcpAddr {
         resolve(&self.host, port, ipv6).map_err(|_| Error::NoDev)
     }
 
-    /// The address to connect to; a connect needs a real port.
+    /// The address to connect to. Port 0 is connected to as given, as libzmq does (the kernel
+    /// refuses it and the connecter retries); `*` never gets this far (zmq_connect's syntax
+    /// check refuses it).
     pub(crate) fn connect_addr(&self, ipv6: bool) -> Result<SocketAddr> {
-        let port = self.port.ok_or(Error::Invalid)?;
+        let port = self.port.unwrap_or(0);
         if self.host == "*" {
             return Err(Error::Invalid);
         }
@@ -173,6 +175,7 @@ pub(crate) fn resolve_for_unbind(endpoint: &str, ipv6: bool) -> Option<String> {
     let Ok(Endpoint::Tcp(addr)) = Endpoint::parse(endpoint) else {
         return None;
     };
+    addr.port?;
     let addr = addr.connect_addr(ipv6).ok()?;
     Some(tcp_endpoint_string(&addr))
 }

@@ -131,6 +131,12 @@ pub(crate) mod test_names {
             true
         }
 
+        /// What later lookups answer once the gate is open.
+        pub(crate) fn set_answer(&self, answer: Option<SocketAddr>) {
+            let (lock, _) = &*self.gate;
+            lock.lock().unwrap_or_else(PoisonError::into_inner).answer = answer;
+        }
+
         /// Lets the lookups (this one and later ones) return.
         pub(crate) fn open(&self) {
             let (lock, changed) = &*self.gate;
@@ -155,6 +161,7 @@ mod tests {
     use std::time::Duration;
 
     use super::test_names::StalledName;
+    use crate::monitor::{MonitorEvent, EVENT_CONNECT_RETRIED};
     use crate::{Context, RecvFlags, SendFlags, SocketType};
 
     const LIMIT: Duration = Duration::from_secs(10);
@@ -198,5 +205,45 @@ mod tests {
         slow.send("slow", SendFlags::empty()).unwrap();
         let got = pull.recv_multipart(RecvFlags::empty()).unwrap();
         assert_eq!(&got[0][..], b"slow");
+    }
+
+    /// As libzmq's connecter: a name that does not resolve is a failed attempt, reported as
+    /// CONNECT_RETRIED with no CONNECT_DELAYED before it (no connect was started), and each
+    /// retry looks the name up again, so a name that starts resolving is connected to.
+    #[test]
+    fn a_failed_lookup_is_retried_and_looked_up_again() {
+        let ctx = Context::new();
+        let mut pull = ctx.socket(SocketType::Pull).unwrap();
+        pull.bind("tcp://127.0.0.1:*").unwrap();
+        pull.set_rcvtimeo(i32::try_from(LIMIT.as_millis()).unwrap())
+            .unwrap();
+        let endpoint = pull.last_endpoint().unwrap();
+        let port = endpoint.rsplit_once(':').unwrap().1;
+        let name = StalledName::new("unknown.resolver.test", None);
+        name.open();
+
+        let mut push = ctx.socket(SocketType::Push).unwrap();
+        push.set_reconnect_ivl(20).unwrap();
+        push.monitor("inproc://resolver-retries", u16::MAX).unwrap();
+        let mut events = ctx.socket(SocketType::Pair).unwrap();
+        events.set_rcvtimeo(i32::try_from(LIMIT.as_millis()).unwrap())
+            .unwrap();
+        events.connect("inproc://resolver-retries").unwrap();
+        push.connect(&format!("tcp://unknown.resolver.test:{port}"))
+            .unwrap();
+        for n in 0..2 {
+            let frames = events.recv_multipart(RecvFlags::empty());
+            assert!(frames.is_ok(), "event {n} never came: {frames:?}");
+            let event = MonitorEvent::parse(&frames.unwrap()).unwrap();
+            assert_eq!(event.event, EVENT_CONNECT_RETRIED, "event {n}");
+            assert_eq!(event.value, 20, "event {n}: the interval");
+        }
+        assert!(name.wait_entered(2, LIMIT), "the retry did not look again");
+
+        name.set_answer(Some(([127, 0, 0, 1], 0).into()));
+        push.send("x", SendFlags::empty()).unwrap();
+        let got = pull.recv_multipart(RecvFlags::empty());
+        assert!(got.is_ok(), "the name resolved but nothing came: {got:?}");
+        assert_eq!(&got.unwrap()[0][..], b"x");
     }
 }
