@@ -243,10 +243,8 @@ fn run(data: &[u8]) {
     for (name, value) in reply.metadata.iter() {
         handler.insert(name, value.clone()).expect("a parsed name");
     }
-    let mut client_props: Vec<(&str, Bytes)> = vec![(
-        "Socket-Type",
-        Bytes::from_static(theirs.name().as_bytes()),
-    )];
+    let mut client_props: Vec<(&str, Bytes)> =
+        vec![("Socket-Type", Bytes::from_static(theirs.name().as_bytes()))];
     if matches!(
         theirs,
         SocketType::Req | SocketType::Dealer | SocketType::Router

@@ -18,8 +18,8 @@ use crate::connect::socks;
 use crate::error::Result;
 use crate::io::engine::EngineEnd;
 use crate::io::monitor::{
-    EVENT_CLOSED, EVENT_CONNECTED, EVENT_CONNECT_DELAYED, EVENT_CONNECT_RETRIED, EVENT_DISCONNECTED,
-    EVENT_HANDSHAKE_FAILED_PROTOCOL,
+    EVENT_CLOSED, EVENT_CONNECTED, EVENT_CONNECT_DELAYED, EVENT_CONNECT_RETRIED,
+    EVENT_DISCONNECTED, EVENT_HANDSHAKE_FAILED_PROTOCOL,
 };
 use crate::io::peer::{socket_pipes, PipeId, SessionPipes};
 use crate::io::session::{ActivityGuard, SessionCtl};

@@ -226,7 +226,8 @@ mod tests {
         push.set_reconnect_ivl(20).unwrap();
         push.monitor("inproc://resolver-retries", u16::MAX).unwrap();
         let mut events = ctx.socket(SocketType::Pair).unwrap();
-        events.set_rcvtimeo(i32::try_from(LIMIT.as_millis()).unwrap())
+        events
+            .set_rcvtimeo(i32::try_from(LIMIT.as_millis()).unwrap())
             .unwrap();
         events.connect("inproc://resolver-retries").unwrap();
         push.connect(&format!("tcp://unknown.resolver.test:{port}"))

@@ -10,7 +10,7 @@
 //! two sources name the same property the first inserted wins: Peer-Address, then the
 //! handler's User-Id and metadata, then the peer's properties in wire order.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -23,7 +23,7 @@ fn programs() -> &'static (PathBuf, PathBuf) {
     BUILT.get_or_init(|| harness::build_both("c-prop-names", "prop_names.c", "prop-names"))
 }
 
-fn run(program: &PathBuf, mode: &str) -> Vec<String> {
+fn run(program: &Path, mode: &str) -> Vec<String> {
     let out = harness::run_args(program, &[mode], Duration::from_secs(30));
     String::from_utf8_lossy(&out.stdout)
         .lines()

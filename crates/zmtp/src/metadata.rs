@@ -194,11 +194,7 @@ mod tests {
     #[test]
     fn lookups_are_exact_the_first_insertion_wins() {
         let mut m = Metadata::new();
-        for (name, value) in [
-            ("x-tag", "lower"),
-            ("X-Tag", "upper"),
-            ("X-Tag", "second"),
-        ] {
+        for (name, value) in [("x-tag", "lower"), ("X-Tag", "upper"), ("X-Tag", "second")] {
             m.insert(name, value.as_bytes().to_vec()).unwrap();
         }
         assert_eq!(m.get("x-tag").unwrap(), &b"lower"[..]);
