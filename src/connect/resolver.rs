@@ -162,24 +162,30 @@ mod tests {
 
     use super::test_names::StalledName;
     use crate::monitor::{MonitorEvent, EVENT_CONNECT_RETRIED};
-    use crate::{Context, RecvFlags, SendFlags, SocketType};
+    use crate::{Context, RecvFlags, SendFlags, Socket, SocketType};
 
     const LIMIT: Duration = Duration::from_secs(10);
 
-    /// A lookup that does not return (a DNS server that never answers) holds up only its own
-    /// connect: another socket of the same context still connects, is accepted, completes
-    /// its handshake and delivers. Before the lookup moved to the blocking pool it ran on the
-    /// management thread, and the second socket's message never came (the receive below timed
-    /// out, 10 of 10 runs). Once the name answers, the stalled connect goes on to the address.
-    #[test]
-    fn a_stalled_lookup_does_not_hold_up_other_connections() {
-        let ctx = Context::new();
+    /// A PULL bound on loopback receiving for at most [`LIMIT`], its endpoint and its port.
+    fn bound_pull(ctx: &Context) -> (Socket, String, String) {
         let mut pull = ctx.socket(SocketType::Pull).unwrap();
         pull.bind("tcp://127.0.0.1:*").unwrap();
         pull.set_rcvtimeo(i32::try_from(LIMIT.as_millis()).unwrap())
             .unwrap();
         let endpoint = pull.last_endpoint().unwrap();
-        let port = endpoint.rsplit_once(':').unwrap().1;
+        let port = endpoint.rsplit_once(':').unwrap().1.to_owned();
+        (pull, endpoint, port)
+    }
+
+    /// A lookup that does not return (a DNS server that never answers) holds up only its own
+    /// connect: another socket of the same context still connects, is accepted, completes
+    /// its handshake and delivers. Before the lookup moved to the blocking pool it ran on the
+    /// management thread, and the second socket's message never came (the receive below timed
+    /// out, 2 of 2 runs). Once the name answers, the stalled connect goes on to the address.
+    #[test]
+    fn a_stalled_lookup_does_not_hold_up_other_connections() {
+        let ctx = Context::new();
+        let (mut pull, endpoint, port) = bound_pull(&ctx);
         // Declared after the context, so dropped (opened) before it even when a check fails.
         let name = StalledName::new("stalled.resolver.test", Some(([127, 0, 0, 1], 0).into()));
 
@@ -213,12 +219,7 @@ mod tests {
     #[test]
     fn a_failed_lookup_is_retried_and_looked_up_again() {
         let ctx = Context::new();
-        let mut pull = ctx.socket(SocketType::Pull).unwrap();
-        pull.bind("tcp://127.0.0.1:*").unwrap();
-        pull.set_rcvtimeo(i32::try_from(LIMIT.as_millis()).unwrap())
-            .unwrap();
-        let endpoint = pull.last_endpoint().unwrap();
-        let port = endpoint.rsplit_once(':').unwrap().1;
+        let (mut pull, endpoint, port) = bound_pull(&ctx);
         let name = StalledName::new("unknown.resolver.test", None);
         name.open();
 

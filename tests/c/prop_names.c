@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "zap_admit.h"
 
 static const char *names[] = {
   "Socket-Type", "socket-type", "SOCKET-TYPE", "Identity", "identity",
@@ -33,21 +34,6 @@ static const char *names[] = {
   "x-hello",     "X-HELLO",     "X-Dup",       "X-Zap",    "x-zap",
   "Resource",
 };
-
-/* Appends one property (RFC 37: name-length, name, 4-octet value length, value). */
-static size_t put_property (unsigned char *out, const char *name, const char *value)
-{
-    size_t n = strlen (name), v = strlen (value), len = 0;
-    out[len++] = (unsigned char) n;
-    memcpy (out + len, name, n);
-    len += n;
-    out[len++] = 0;
-    out[len++] = 0;
-    out[len++] = (unsigned char) (v >> 8);
-    out[len++] = (unsigned char) v;
-    memcpy (out + len, value, v);
-    return len + v;
-}
 
 /* Admits every request: 200, User-Id "zap-user", and the metadata below. */
 static void *zap_handler (void *h)
@@ -60,29 +46,8 @@ static void *zap_handler (void *h)
     len += put_property (meta + len, "User-Id", "zap-meta-user");
     len += put_property (meta + len, "Peer-Address", "zap-peer");
     len += put_property (meta + len, "X-Zap", "zap");
-    for (;;) {
-        zmq_msg_t frames[16];
-        int n = 0, more = 1;
-        while (more && n < 16) {
-            zmq_msg_init (&frames[n]);
-            if (zmq_msg_recv (&frames[n], h, 0) < 0) {
-                for (int i = 0; i <= n; i++)
-                    zmq_msg_close (&frames[i]);
-                zmq_close (h); /* the context is terminating */
-                return NULL;
-            }
-            more = zmq_msg_more (&frames[n]);
-            n++;
-        }
-        zmq_send (h, "1.0", 3, ZMQ_SNDMORE);
-        zmq_send (h, zmq_msg_data (&frames[1]), zmq_msg_size (&frames[1]), ZMQ_SNDMORE);
-        zmq_send (h, "200", 3, ZMQ_SNDMORE);
-        zmq_send (h, "OK", 2, ZMQ_SNDMORE);
-        zmq_send (h, "zap-user", 8, ZMQ_SNDMORE);
-        zmq_send (h, meta, len, 0);
-        for (int i = 0; i < n; i++)
-            zmq_msg_close (&frames[i]);
-    }
+    zap_admit_all (h, "zap-user", meta, len);
+    return NULL;
 }
 
 static int read_exactly (int fd, unsigned char *out, size_t len)
@@ -156,10 +121,8 @@ int main (int argc, char **argv)
     }
     const char *mode = argv[1];
     void *ctx = zmq_ctx_new ();
-    void *handler = zmq_socket (ctx, ZMQ_REP);
-    CHECK (zmq_bind (handler, "inproc://zeromq.zap.01") == 0);
     pthread_t thread;
-    pthread_create (&thread, NULL, zap_handler, handler);
+    CHECK (zap_start (ctx, zap_handler, &thread) == 0);
 
     void *server = zmq_socket (ctx, ZMQ_ROUTER);
     set_timeouts (server, 3000);
