@@ -182,7 +182,7 @@ pub(crate) fn resolve_for_unbind(endpoint: &str, ipv6: bool) -> Option<String> {
 
 /// Resolves a host; IPv4 addresses first unless IPv6 is enabled, as libzmq prefers. A host
 /// name asks the system resolver (getaddrinfo), which blocks: a connect calls this on the
-/// blocking pool (`crate::connect::resolver`), never on the management thread.
+/// blocking pool (src/connect/resolver.rs), never on the management thread.
 fn resolve(host: &str, port: u16, ipv6: bool) -> Result<SocketAddr> {
     if let Ok(ip) = host.parse::<IpAddr>() {
         if ip.is_ipv6() && !ipv6 {
@@ -191,7 +191,7 @@ fn resolve(host: &str, port: u16, ipv6: bool) -> Result<SocketAddr> {
         return Ok(SocketAddr::new(ip, port));
     }
     #[cfg(test)]
-    if let Some(answer) = crate::connect::resolver::test_names::lookup(host, port) {
+    if let Some(answer) = crate::connect::test_names::lookup(host, port) {
         return answer;
     }
     let addrs: Vec<SocketAddr> = (host, port)

@@ -11,4 +11,6 @@ pub(crate) mod endpoint;
 pub(crate) mod listener;
 pub(crate) mod resolver;
 pub(crate) mod socks;
+#[cfg(test)]
+pub(crate) mod test_names;
 pub(crate) mod zap;
