@@ -104,7 +104,7 @@ mod tests {
     #[test]
     fn a_failed_lookup_is_retried_and_looked_up_again() {
         let ctx = Context::new();
-        let (mut pull, endpoint, port) = bound_pull(&ctx);
+        let (mut pull, _, port) = bound_pull(&ctx);
         let name = StalledName::new("unknown.resolver.test", None);
         name.open();
 
