@@ -394,7 +394,7 @@ int zmq_msg_get(const zmq_msg_t *msg, int property);
 // libzmq 4.3 defines no settable message property: always `EINVAL`.
 int zmq_msg_set(zmq_msg_t *_msg, int _property, int _value);
 
-// A metadata property of a received message ("Socket-Type", "Routing-Id" / "Identity", user
+// A metadata property of a received message ("Socket-Type", "Identity", "User-Id",
 const char *zmq_msg_gets(const zmq_msg_t *msg, const char *property);
 
 // Creates a context (no threads start until the first socket binds or connects over tcp/ipc).

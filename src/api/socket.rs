@@ -337,11 +337,9 @@ impl Socket {
                 return Ok(());
             }
             Endpoint::Tcp(addr) => {
+                // As libzmq, the syntax check is all: a name is resolved, and port 0 refused,
+                // on each connect attempt (src/connect/resolver.rs), not here.
                 crate::connect::endpoint::check_tcp_connect_syntax(&endpoint["tcp://".len()..])?;
-                // Fail early on what can never work (a `*` host, a missing port).
-                if addr.port.is_none() || addr.host == "*" {
-                    return Err(Error::Invalid);
-                }
                 Target::Tcp(addr)
             }
             Endpoint::Ipc(path) => Target::Ipc(path),

@@ -3,6 +3,8 @@
 //! disconnects (or for good at the first failure when RECONNECT_IVL is -1). As in libzmq, the pipes of a connecting socket exist from `connect()` on
 //! (unless ZMQ_IMMEDIATE) and survive reconnects, so messages sent meanwhile are delivered.
 
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -11,12 +13,13 @@ use crate::connect::connection::{
 };
 use crate::connect::connection_props::connection_metadata;
 use crate::connect::endpoint::TcpAddr;
+use crate::connect::resolver;
 use crate::connect::socks;
 use crate::error::Result;
 use crate::io::engine::EngineEnd;
 use crate::io::monitor::{
-    EVENT_CONNECTED, EVENT_CONNECT_DELAYED, EVENT_CONNECT_RETRIED, EVENT_DISCONNECTED,
-    EVENT_HANDSHAKE_FAILED_PROTOCOL,
+    EVENT_CLOSED, EVENT_CONNECTED, EVENT_CONNECT_DELAYED, EVENT_CONNECT_RETRIED,
+    EVENT_DISCONNECTED, EVENT_HANDSHAKE_FAILED_PROTOCOL,
 };
 use crate::io::peer::{socket_pipes, PipeId, SessionPipes};
 use crate::io::session::{ActivityGuard, SessionCtl};
@@ -33,6 +36,12 @@ pub(crate) enum Target {
     Ipc(String),
 }
 
+/// Why opening the transport failed: `Some(fd)` where a socket had been made (and is closed
+/// by now), which libzmq reports as ZMQ_EVENT_CLOSED with that descriptor before
+/// CONNECT_RETRIED (stream_connecter_base_t::close); `None` where none was, as for a name
+/// that does not resolve (libzmq resolves before it makes the socket).
+type OpenFailure = Option<RawFd>;
+
 /// Opens the transport connection: straight to the endpoint, or for tcp with ZMQ_SOCKS_PROXY
 /// through the proxy, whose SOCKS5 exchange is done before this returns (libzmq reports
 /// ZMQ_EVENT_CONNECTED only then).
@@ -40,19 +49,23 @@ async fn open(
     target: &Target,
     options: &Options,
     on_delayed: impl FnOnce(i32),
-) -> Result<AsyncStream> {
+) -> std::result::Result<AsyncStream, OpenFailure> {
     match target {
         Target::Tcp(addr) if !options.socks_proxy.is_empty() => {
-            let proxy = socks::proxy_addr(options)?;
-            let client = socks::client_for(addr, options)?;
+            let proxy = socks::proxy_addr(options).map_err(|_| None)?;
+            let client = socks::client_for(addr, options).map_err(|_| None)?;
             let mut stream = tcp_connect(&proxy, options, on_delayed).await?;
-            socks::negotiate(&mut stream, client, options).await?;
+            let fd = stream.as_raw_fd();
+            socks::negotiate(&mut stream, client, options)
+                .await
+                .map_err(|_| Some(fd))?;
             Ok(AsyncStream::Tcp(stream))
         }
         Target::Tcp(addr) => Ok(AsyncStream::Tcp(
             tcp_connect(addr, options, on_delayed).await?,
         )),
-        Target::Ipc(path) => Ok(AsyncStream::Unix(ipc_connect(path)?)),
+        // Not reported as CLOSED: the standard library makes and closes the socket unseen.
+        Target::Ipc(path) => Ok(AsyncStream::Unix(ipc_connect(path).map_err(|_| None)?)),
     }
 }
 
@@ -63,14 +76,32 @@ async fn tcp_connect(
     addr: &TcpAddr,
     options: &Options,
     on_delayed: impl FnOnce(i32),
-) -> Result<tokio::net::TcpStream> {
-    let dest = addr.connect_addr(options.ipv6)?;
+) -> std::result::Result<tokio::net::TcpStream, OpenFailure> {
+    // A host name is looked up off the management thread, again on every attempt.
+    let (dest, source) = resolver::connect_addrs(addr, options.ipv6)
+        .await
+        .map_err(|_| None)?;
     let socket = socket2::Socket::new(
         socket2::Domain::for_address(dest),
         socket2::Type::STREAM.nonblocking().cloexec(),
         Some(socket2::Protocol::TCP),
-    )?;
-    if let Some(src) = addr.source_addr(options.ipv6)? {
+    )
+    .map_err(|_| None)?;
+    let fd = socket.as_raw_fd();
+    connect_socket(socket, dest, source, options, on_delayed)
+        .await
+        .map_err(|_| Some(fd))
+}
+
+/// Binds the source address if any, connects, and waits for the connection to complete.
+async fn connect_socket(
+    socket: socket2::Socket,
+    dest: SocketAddr,
+    source: Option<SocketAddr>,
+    options: &Options,
+    on_delayed: impl FnOnce(i32),
+) -> Result<tokio::net::TcpStream> {
+    if let Some(src) = source {
         // As libzmq: several connections may share one fixed source address and port
         // (to different servers), and a source port in TIME_WAIT can be reused.
         socket.set_reuse_address(true)?;
@@ -127,7 +158,12 @@ pub(crate) async fn connect_loop(
             // The error says whether the peer broke the protocol or refused us.
             let mut stream = open(&target, &link.options, delayed)
                 .await
-                .map_err(|_| false)?;
+                .map_err(|closed| {
+                    if let Some(fd) = closed {
+                        link.monitor.emit_fd(EVENT_CLOSED, fd, &endpoint);
+                    }
+                    false
+                })?;
             link.monitor
                 .emit_fd(EVENT_CONNECTED, stream_fd(&stream), &endpoint);
             let (peer, handoff) = handshake(&mut stream, &link, &endpoint)

@@ -115,30 +115,46 @@ impl TcpAddr {
         resolve(&self.host, port, ipv6).map_err(|_| Error::NoDev)
     }
 
-    /// The address to connect to; a connect needs a real port.
+    /// The address to connect to. Port 0 is connected to as given, as libzmq does (the kernel
+    /// refuses it and the connecter retries); `*` never gets this far (zmq_connect's syntax
+    /// check refuses it).
     pub(crate) fn connect_addr(&self, ipv6: bool) -> Result<SocketAddr> {
-        let port = self.port.ok_or(Error::Invalid)?;
+        let port = self.port.unwrap_or(0);
         if self.host == "*" {
             return Err(Error::Invalid);
         }
         resolve(&self.host, port, ipv6)
     }
 
-    /// The source address of `tcp://src;dst` (`src` is `host:port` or `host`).
-    pub(crate) fn source_addr(&self, ipv6: bool) -> Result<Option<SocketAddr>> {
-        let Some(src) = &self.source else {
-            return Ok(None);
-        };
+    /// The host and port of `tcp://src;dst`'s `src` (`host:port` or `host`; port 0 if none).
+    fn source_host(&self) -> Option<(&str, u16)> {
+        let src = self.source.as_deref()?;
         let (host, port) = match src.rsplit_once(':') {
             Some((h, p)) if !h.ends_with(':') && (p == "*" || p.parse::<u16>().is_ok()) => {
                 (h, p.parse::<u16>().unwrap_or(0))
             }
-            _ => (src.as_str(), 0),
+            _ => (src, 0),
         };
         let host = host
             .strip_prefix('[')
             .and_then(|h| h.strip_suffix(']'))
             .unwrap_or(host);
+        Some((host, port))
+    }
+
+    /// Whether resolving this endpoint for a connect asks the system resolver (a host name,
+    /// for the destination or the source), which may block for as long as DNS takes, rather
+    /// than only parsing IP literals and `*`.
+    pub(crate) fn names_a_host(&self) -> bool {
+        let is_name = |host: &str| host != "*" && host.parse::<IpAddr>().is_err();
+        is_name(&self.host) || self.source_host().is_some_and(|(host, _)| is_name(host))
+    }
+
+    /// The source address of `tcp://src;dst` (`src` is `host:port` or `host`).
+    pub(crate) fn source_addr(&self, ipv6: bool) -> Result<Option<SocketAddr>> {
+        let Some((host, port)) = self.source_host() else {
+            return Ok(None);
+        };
         if host == "*" {
             let ip = if ipv6 {
                 IpAddr::V6(Ipv6Addr::UNSPECIFIED)
@@ -159,17 +175,24 @@ pub(crate) fn resolve_for_unbind(endpoint: &str, ipv6: bool) -> Option<String> {
     let Ok(Endpoint::Tcp(addr)) = Endpoint::parse(endpoint) else {
         return None;
     };
+    addr.port?;
     let addr = addr.connect_addr(ipv6).ok()?;
     Some(tcp_endpoint_string(&addr))
 }
 
-/// Resolves a host; IPv4 addresses first unless IPv6 is enabled, as libzmq prefers.
+/// Resolves a host; IPv4 addresses first unless IPv6 is enabled, as libzmq prefers. A host
+/// name asks the system resolver (getaddrinfo), which blocks: a connect calls this on the
+/// blocking pool (src/connect/resolver.rs), never on the management thread.
 fn resolve(host: &str, port: u16, ipv6: bool) -> Result<SocketAddr> {
     if let Ok(ip) = host.parse::<IpAddr>() {
         if ip.is_ipv6() && !ipv6 {
             return Err(Error::NoDev);
         }
         return Ok(SocketAddr::new(ip, port));
+    }
+    #[cfg(test)]
+    if let Some(answer) = crate::connect::test_names::lookup(host, port) {
+        return answer;
     }
     let addrs: Vec<SocketAddr> = (host, port)
         .to_socket_addrs()
@@ -279,5 +302,20 @@ mod tests {
             tcp_endpoint_string(&"[::1]:5".parse().unwrap()),
             "tcp://[::1]:5"
         );
+    }
+
+    #[test]
+    fn names_a_host_only_for_names() {
+        let tcp = |s: &str| match Endpoint::parse(s).unwrap() {
+            Endpoint::Tcp(t) => t,
+            other => panic!("tcp expected, got {other:?}"),
+        };
+        assert!(!tcp("tcp://127.0.0.1:5").names_a_host());
+        assert!(!tcp("tcp://[::1]:5").names_a_host());
+        assert!(!tcp("tcp://*:5;127.0.0.1:5").names_a_host());
+        assert!(!tcp("tcp://[::1]:0;[::1]:5").names_a_host());
+        assert!(tcp("tcp://localhost:5").names_a_host());
+        assert!(tcp("tcp://localhost;127.0.0.1:5").names_a_host());
+        assert!(tcp("tcp://localhost:7;127.0.0.1:5").names_a_host());
     }
 }

@@ -9,5 +9,8 @@ pub(crate) mod connection;
 pub mod connection_props;
 pub(crate) mod endpoint;
 pub(crate) mod listener;
+pub(crate) mod resolver;
 pub(crate) mod socks;
+#[cfg(test)]
+pub(crate) mod test_names;
 pub(crate) mod zap;

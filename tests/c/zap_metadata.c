@@ -20,61 +20,31 @@
 #include <time.h>
 
 #include "testutil.h"
+#include "zap_admit.h"
 
 static char metadata_arg[512];
 
 /* RFC 27 handler: admits every request (200), User-Id "zap-user", metadata_arg's properties. */
 static void *zap_handler (void *h)
 {
-    for (;;) {
-        zmq_msg_t frames[16];
-        int n = 0, more = 1;
-        while (more && n < 16) {
-            zmq_msg_init (&frames[n]);
-            if (zmq_msg_recv (&frames[n], h, 0) < 0) {
-                zmq_msg_close (&frames[n]);
-                for (int i = 0; i < n; i++)
-                    zmq_msg_close (&frames[i]);
-                zmq_close (h); /* the context is terminating */
-                return NULL;
-            }
-            more = zmq_msg_more (&frames[n]);
-            n++;
+    unsigned char meta[512];
+    size_t len = 0;
+    if (strcmp (metadata_arg, "-") != 0) {
+        char copy[512];
+        snprintf (copy, sizeof copy, "%s", metadata_arg);
+        for (char *save = NULL, *p = strtok_r (copy, ",", &save); p;
+             p = strtok_r (NULL, ",", &save)) {
+            char *eq = strchr (p, '=');
+            if (!eq)
+                continue;
+            *eq = '\0';
+            if (len + 5 + strlen (p) + strlen (eq + 1) > sizeof meta)
+                break;
+            len += put_property (meta + len, p, eq + 1);
         }
-        /* frames[0] is the request's version, frames[1] its id. */
-        unsigned char meta[512];
-        size_t len = 0;
-        if (strcmp (metadata_arg, "-") != 0) {
-            char copy[512];
-            snprintf (copy, sizeof copy, "%s", metadata_arg);
-            for (char *save = NULL, *p = strtok_r (copy, ",", &save); p;
-                 p = strtok_r (NULL, ",", &save)) {
-                char *eq = strchr (p, '=');
-                if (!eq)
-                    continue;
-                size_t name_len = (size_t) (eq - p), value_len = strlen (eq + 1);
-                if (len + 5 + name_len + value_len > sizeof meta)
-                    break;
-                meta[len++] = (unsigned char) name_len;
-                memcpy (meta + len, p, name_len);
-                len += name_len;
-                meta[len++] = 0;
-                meta[len++] = 0;
-                meta[len++] = (unsigned char) (value_len >> 8);
-                meta[len++] = (unsigned char) value_len;
-                memcpy (meta + len, eq + 1, value_len);
-                len += value_len;
-            }
-        }
-        zmq_send (h, "1.0", 3, ZMQ_SNDMORE);
-        zmq_send (h, zmq_msg_data (&frames[1]), zmq_msg_size (&frames[1]), ZMQ_SNDMORE);
-        zmq_send (h, "200", 3, ZMQ_SNDMORE);
-        zmq_send (h, "OK", 2, ZMQ_SNDMORE);
-        zmq_send (h, "zap-user", 8, ZMQ_SNDMORE);
-        zmq_send (h, meta, len, 0);
-        for (int i = 0; i < n; i++)
-            zmq_msg_close (&frames[i]);
     }
+    zap_admit_all (h, "zap-user", meta, len);
+    return NULL;
 }
 
 /* Reads one event from the monitor; returns its name if it is a failed handshake, else NULL. */
@@ -124,10 +94,8 @@ int main (int argc, char **argv)
     const char *client_id = argv[3];
 
     void *ctx = zmq_ctx_new ();
-    void *handler = zmq_socket (ctx, ZMQ_REP);
-    CHECK (zmq_bind (handler, "inproc://zeromq.zap.01") == 0);
     pthread_t thread;
-    pthread_create (&thread, NULL, zap_handler, handler);
+    CHECK (zap_start (ctx, zap_handler, &thread) == 0);
 
     void *server = zmq_socket (ctx, ZMQ_ROUTER);
     void *client = zmq_socket (ctx, ZMQ_DEALER);

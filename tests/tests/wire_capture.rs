@@ -391,7 +391,7 @@ fn check_ready_with_ferromq(
     let routing = matches!(kind, zmq::REQ | zmq::DEALER | zmq::ROUTER);
     let expected_id = routing.then_some(routing_id);
     assert_eq!(
-        metadata.get("identity").map(|v| &v[..]),
+        metadata.get("Identity").map(|v| &v[..]),
         expected_id,
         "{kind:?}"
     );

@@ -174,7 +174,7 @@ fn a_libzmq_req_connects_to_us_as_router() {
     assert_eq!(peer.socket_type, Some(SocketType::Req));
     assert_eq!(peer.routing_id.as_deref(), Some(&b"lz-req"[..]));
     assert_eq!(
-        peer.metadata.get("socket-type").map(|v| &v[..]),
+        peer.metadata.get("Socket-Type").map(|v| &v[..]),
         Some(&b"REQ"[..])
     );
 

@@ -889,7 +889,7 @@ mod tests {
             assert_eq!(seen_by_server.socket_type, Some(SocketType::Dealer));
             assert_eq!(seen_by_server.minor, 1);
             assert_eq!(seen_by_server.routing_id.as_deref(), Some(&b"client-1"[..]));
-            assert_eq!(seen_by_server.metadata.get("x-app").unwrap(), &b"demo"[..]);
+            assert_eq!(seen_by_server.metadata.get("X-App").unwrap(), &b"demo"[..]);
             let seen_by_client = client.into_peer().unwrap();
             assert_eq!(seen_by_client.socket_type, Some(SocketType::Router));
             // ROUTER sends an empty Identity: no routing id.
@@ -1317,7 +1317,7 @@ mod tests {
                 seen_by_server.metadata.get("User-Id").unwrap(),
                 &b"alice"[..]
             );
-            assert_eq!(seen_by_server.metadata.get("x-zap").unwrap(), &b"z"[..]);
+            assert_eq!(seen_by_server.metadata.get("X-Zap").unwrap(), &b"z"[..]);
             assert_eq!(client.peer().unwrap().socket_type, Some(SocketType::Rep));
         }
     }

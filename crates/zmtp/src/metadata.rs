@@ -7,9 +7,21 @@ use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::error::MetadataError;
 
-/// Ordered connection properties; names compare case-insensitively (RFC 37).
+/// Ordered connection properties, as the peer (and a ZAP handler) sent them.
 ///
 /// Values are zero-copy slices of the received command body.
+///
+/// # Names and case
+///
+/// RFC 23 and RFC 37 (ZMTP 3.0 and 3.1) both say "The case (upper or lower) of names SHALL
+/// NOT be significant" (the NULL mechanism) and "Metadata names SHALL be case-insensitive"
+/// (§Connection Metadata). libzmq 4.3.4, the peer ferromq is measured against, does not do
+/// so: it keeps the properties in a `std::map` keyed by the exact name and looks names up
+/// exactly (`metadata_t::get`), so `x-tag` and `X-Tag` are two properties, and it judges only
+/// a property named exactly `Socket-Type` or `Identity` (`mechanism_t::parse_metadata`).
+/// [`get`](Self::get) follows libzmq, so that the Rust API and `zmq_msg_gets` find the same
+/// value for the same name; [`get_ignore_case`](Self::get_ignore_case) is the RFC's reading,
+/// for code that means it (the handshake's Socket-Type check, see `null::accept_metadata`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Metadata {
     properties: Vec<(String, Bytes)>,
@@ -56,8 +68,18 @@ impl Metadata {
         Ok(())
     }
 
-    /// The first value whose name matches `name`, ignoring ASCII case.
+    /// The first value whose name is exactly `name`, as libzmq's `metadata_t::get` finds it
+    /// (its map keeps the first insertion of a name). Case matters here: see the type's docs.
     pub fn get(&self, name: &str) -> Option<&Bytes> {
+        self.properties
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
+    }
+
+    /// The first value whose name matches `name` ignoring ASCII case, as RFC 37 reads names
+    /// ("Metadata names SHALL be case-insensitive"). Not what libzmq or `zmq_msg_gets` does.
+    pub fn get_ignore_case(&self, name: &str) -> Option<&Bytes> {
         self.properties
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -162,10 +184,24 @@ mod tests {
         assert_eq!(m.encoded_len(), out.len());
         let back = Metadata::decode(out.freeze()).unwrap();
         assert_eq!(back, m);
-        assert_eq!(back.get("socket-type").unwrap(), &b"DEALER"[..]);
-        assert_eq!(back.get("IDENTITY").unwrap(), &b""[..]);
+        assert_eq!(back.get("Socket-Type").unwrap(), &b"DEALER"[..]);
+        assert_eq!(back.get("Identity").unwrap(), &b""[..]);
         assert!(back.get("Resource").is_none());
         assert_eq!(back.iter().count(), 2);
+    }
+
+    /// libzmq's lookup: exact names, the first of a repeated name; the RFC's ignores case.
+    #[test]
+    fn lookups_are_exact_the_first_insertion_wins() {
+        let mut m = Metadata::new();
+        for (name, value) in [("x-tag", "lower"), ("X-Tag", "upper"), ("X-Tag", "second")] {
+            m.insert(name, value.as_bytes().to_vec()).unwrap();
+        }
+        assert_eq!(m.get("x-tag").unwrap(), &b"lower"[..]);
+        assert_eq!(m.get("X-Tag").unwrap(), &b"upper"[..]);
+        assert!(m.get("X-TAG").is_none());
+        assert_eq!(m.get_ignore_case("X-TAG").unwrap(), &b"lower"[..]);
+        assert!(m.get_ignore_case("X-Tags").is_none());
     }
 
     #[test]
@@ -194,7 +230,7 @@ mod tests {
             Err(MetadataError::ValueTooLong { len: 0x8000_0000 })
         );
         assert_eq!(
-            d(b"\x01A\x00\x00\x00\x01x").unwrap().get("a").unwrap(),
+            d(b"\x01A\x00\x00\x00\x01x").unwrap().get("A").unwrap(),
             &b"x"[..]
         );
         let mut m = Metadata::new();

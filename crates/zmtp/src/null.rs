@@ -108,12 +108,18 @@ pub(crate) fn identity_of(metadata: &Metadata) -> Option<Option<Bytes>> {
 
 /// Judges the peer's connection metadata (NULL's READY, PLAIN's INITIATE and READY): its
 /// Socket-Type must be one that can talk to ours (RFC 23 pairing table).
+///
+/// The Socket-Type is found ignoring case, as RFC 37 asks ("Metadata names SHALL be
+/// case-insensitive"; "The peer SHOULD enforce that the other peer is using a valid socket
+/// type"): a `socket-type` is judged too. libzmq judges only a property named exactly
+/// `Socket-Type` and admits a peer that names none (docs/compatibility.md lists both as ours
+/// being stricter); what a lookup finds afterwards is libzmq's exact-name answer either way.
 pub(crate) fn accept_metadata(
     ours: SocketType,
     minor: u8,
     metadata: Metadata,
 ) -> Result<PeerInfo, Refusal> {
-    let Some(name) = metadata.get(SOCKET_TYPE) else {
+    let Some(name) = metadata.get_ignore_case(SOCKET_TYPE) else {
         return Err(HandshakeError::MissingSocketType.into());
     };
     let refuse = |error| Refusal {
@@ -194,7 +200,8 @@ mod tests {
         .unwrap();
         assert_eq!(p.socket_type, Some(SocketType::Dealer));
         assert_eq!(p.routing_id.as_deref(), Some(&b"abc"[..]));
-        assert_eq!(p.metadata.get("x-K").unwrap(), &b"v"[..]);
+        assert_eq!(p.metadata.get("X-k").unwrap(), &b"v"[..]);
+        assert!(p.metadata.get("x-K").is_none());
         let p = accept_ready(
             SocketType::Router,
             0,

@@ -221,7 +221,7 @@ mod tests {
         ])
         .unwrap();
         assert_eq!((ok.status, &ok.user_id[..]), (200, &b"alice"[..]));
-        assert_eq!(ok.metadata.get("x").unwrap(), &b"y"[..]);
+        assert_eq!(ok.metadata.get("X").unwrap(), &b"y"[..]);
         assert_eq!(
             reply([b"", b"1.0", b"1", b"400", b"no", b"", b""])
                 .unwrap()

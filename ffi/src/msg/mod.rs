@@ -192,9 +192,10 @@ pub extern "C" fn zmq_msg_set(_msg: *mut zmq_msg_t, _property: c_int, _value: c_
     guard(|| Err(Errno(EINVAL)))
 }
 
-/// A metadata property of a received message ("Socket-Type", "Routing-Id" / "Identity", user
-/// properties the peer announced); NULL with `EINVAL` for a property the message does not
-/// have. The string belongs to the message and lives until it is closed.
+/// A metadata property of a received message ("Socket-Type", "Identity", "User-Id",
+/// "Peer-Address", user properties the peer announced), looked up by its exact name as libzmq
+/// does ("Identity" falling back to "Routing-Id"); NULL with `EINVAL` for a property the
+/// message does not have. The string belongs to the message and lives until it is closed.
 ///
 /// # Safety
 /// `msg` is NULL or points to a `zmq_msg_t`; `property` is NULL or NUL-terminated.

@@ -6,8 +6,9 @@
 
 use ferromq::Metadata;
 
-/// libzmq names the routing id `Routing-Id` for `zmq_msg_gets`; on the wire (ZMTP 3.0 READY)
-/// the property is `Identity`. Either name finds it.
+/// `zmq_msg_gets`'s one alias, libzmq's `metadata_t::get`: a lookup of `Identity` that finds
+/// nothing tries `Routing-Id` (ZMQ_MSG_PROPERTY_ROUTING_ID). Not the other way round: the
+/// property a peer's READY carries is `Identity`, and `Routing-Id` does not find it.
 const ROUTING_ID: &str = "Routing-Id";
 const IDENTITY: &str = "Identity";
 
@@ -35,16 +36,16 @@ impl Props {
     fn find(&self, name: &str) -> Option<&[u8]> {
         self.entries
             .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .find(|(n, _)| n == name)
             .map(|(_, v)| &v[..])
     }
 
-    /// The value of `name` (case-insensitive, as ZMTP property names are), NUL-terminated.
+    /// The value of `name`, NUL-terminated, as libzmq's `zmq_msg_gets` finds it: the exact
+    /// name (case matters, whatever RFC 37 says; see `ferromq::Metadata`), the first of a
+    /// repeated one, and `Identity` falling back to `Routing-Id`.
     pub fn get(&self, name: &str) -> Option<&[u8]> {
         self.find(name).or_else(|| {
-            if name.eq_ignore_ascii_case(ROUTING_ID) {
-                self.find(IDENTITY)
-            } else if name.eq_ignore_ascii_case(IDENTITY) {
+            if name == IDENTITY {
                 self.find(ROUTING_ID)
             } else {
                 None
@@ -58,14 +59,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn values_are_nul_terminated_and_routing_id_aliases_identity() {
+    fn values_are_nul_terminated_names_exact_identity_aliases_routing_id() {
         let mut m = Metadata::new();
         m.insert("Socket-Type", &b"DEALER"[..]).unwrap();
         m.insert("Identity", &b"peer-1"[..]).unwrap();
+        m.insert("x-tag", &b"lower"[..]).unwrap();
+        m.insert("X-Tag", &b"upper"[..]).unwrap();
         let p = Props::new(&m);
         assert_eq!(p.get("Socket-Type"), Some(&b"DEALER\0"[..]));
-        assert_eq!(p.get("socket-type"), Some(&b"DEALER\0"[..]));
-        assert_eq!(p.get("Routing-Id"), Some(&b"peer-1\0"[..]));
+        assert_eq!(p.get("socket-type"), None);
+        assert_eq!(p.get("X-Tag"), Some(&b"upper\0"[..]));
+        assert_eq!(p.get("x-tag"), Some(&b"lower\0"[..]));
+        assert_eq!(p.get("Routing-Id"), None);
         assert_eq!(p.get("Peer-Address"), None);
+
+        let mut m = Metadata::new();
+        m.insert("Routing-Id", &b"rid"[..]).unwrap();
+        let p = Props::new(&m);
+        assert_eq!(p.get("Identity"), Some(&b"rid\0"[..]));
+        assert_eq!(p.get("identity"), None);
     }
 }
