@@ -4,7 +4,7 @@
 //! (unless ZMQ_IMMEDIATE) and survive reconnects, so messages sent meanwhile are delivered.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::connect::connection::{
     configure_tcp, handshake, handshake_succeeded, run_engine, stream_fd, Backoff, SocketLink,
@@ -12,6 +12,7 @@ use crate::connect::connection::{
 use crate::connect::connection_props::connection_metadata;
 use crate::connect::endpoint::TcpAddr;
 use crate::connect::socks;
+use crate::connect::tcp_options::prepare_tcp_socket;
 use crate::error::Result;
 use crate::io::engine::EngineEnd;
 use crate::io::monitor::{
@@ -76,6 +77,7 @@ async fn tcp_connect(
         socket.set_reuse_address(true)?;
         socket.bind(&src.into())?;
     }
+    prepare_tcp_socket(&socket, options)?;
     let delayed = match socket.connect(&dest.into()) {
         Ok(()) => false,
         Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => true,
@@ -84,7 +86,16 @@ async fn tcp_connect(
     let stream = tokio::net::TcpStream::from_std(std::net::TcpStream::from(socket))?;
     if delayed {
         on_delayed(libc::EINPROGRESS);
-        stream.writable().await?;
+        // ZMQ_CONNECT_TIMEOUT, as libzmq's connect timer: an attempt still pending after it
+        // is dropped (closing the socket) and retried after the reconnect interval.
+        match u64::try_from(options.connect_timeout) {
+            Ok(ms) if ms > 0 => {
+                tokio::time::timeout(Duration::from_millis(ms), stream.writable())
+                    .await
+                    .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))??;
+            }
+            _ => stream.writable().await?,
+        }
         if let Some(e) = stream.take_error()? {
             return Err(e.into());
         }

@@ -15,6 +15,7 @@ use crate::connect::connection::{
     configure_tcp, handshake, handshake_succeeded, run_engine, stream_fd, SocketLink,
 };
 use crate::connect::connection_props::connection_metadata;
+use crate::connect::tcp_options::prepare_tcp_socket;
 use crate::connect::endpoint::{tcp_endpoint_string, TcpAddr};
 use crate::error::{Error, Result};
 use crate::io::engine::EngineEnd;
@@ -53,6 +54,7 @@ pub(crate) fn bind_tcp(addr: &TcpAddr, options: &Options) -> Result<(TcpListener
     if sockaddr.is_ipv6() {
         let _ = socket.set_only_v6(false);
     }
+    prepare_tcp_socket(&socket, options)?;
     socket.bind(&sockaddr.into())?;
     socket.listen(options.backlog)?;
     socket.set_nonblocking(true)?;

@@ -10,4 +10,5 @@ pub mod connection_props;
 pub(crate) mod endpoint;
 pub(crate) mod listener;
 pub(crate) mod socks;
+pub(crate) mod tcp_options;
 pub(crate) mod zap;
