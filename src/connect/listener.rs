@@ -15,8 +15,8 @@ use crate::connect::connection::{
     configure_tcp, handshake, handshake_succeeded, run_engine, stream_fd, SocketLink,
 };
 use crate::connect::connection_props::connection_metadata;
-use crate::connect::tcp_options::prepare_tcp_socket;
 use crate::connect::endpoint::{tcp_endpoint_string, TcpAddr};
+use crate::connect::tcp_options::prepare_tcp_socket;
 use crate::error::{Error, Result};
 use crate::io::engine::EngineEnd;
 use crate::io::monitor::{

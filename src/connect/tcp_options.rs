@@ -11,7 +11,10 @@ use crate::option::Options;
 /// as SO_BINDTODEVICE. Accepted sockets inherit both from the listener, as in libzmq, which
 /// sets neither on them. An error fails the bind (zmq_bind reports its errno, ENODEV for an
 /// unknown device, EPERM without the privilege) or the connect attempt (retried later).
-pub(crate) fn prepare_tcp_socket(socket: &socket2::Socket, options: &Options) -> std::io::Result<()> {
+pub(crate) fn prepare_tcp_socket(
+    socket: &socket2::Socket,
+    options: &Options,
+) -> std::io::Result<()> {
     if options.tos != 0 {
         let tos = options.tos.unsigned_abs();
         socket.set_tos_v4(tos)?;
@@ -32,5 +35,57 @@ pub(crate) fn set_maxrt(socket: socket2::SockRef<'_>, options: &Options) {
         && ms > 0
     {
         let _ = socket.set_tcp_user_timeout(Some(Duration::from_millis(ms)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tcp_socket() -> socket2::Socket {
+        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap()
+    }
+
+    #[test]
+    fn tos_is_set_only_when_asked() {
+        let socket = tcp_socket();
+        prepare_tcp_socket(&socket, &Options::default()).unwrap();
+        assert_eq!(socket.tos_v4().unwrap(), 0);
+        let options = Options {
+            tos: 0x28,
+            ..Options::default()
+        };
+        prepare_tcp_socket(&socket, &options).unwrap();
+        assert_eq!(socket.tos_v4().unwrap(), 0x28);
+    }
+
+    #[test]
+    fn an_unknown_device_is_an_error() {
+        let options = Options {
+            bindtodevice: bytes::Bytes::from_static(b"nosuchdev0"),
+            ..Options::default()
+        };
+        let err = prepare_tcp_socket(&tcp_socket(), &options).unwrap_err();
+        // ENODEV, or EPERM where the process may not bind to devices at all.
+        assert!(matches!(
+            err.raw_os_error(),
+            Some(libc::ENODEV | libc::EPERM)
+        ));
+    }
+
+    #[test]
+    fn maxrt_becomes_tcp_user_timeout() {
+        let socket = tcp_socket();
+        set_maxrt(socket2::SockRef::from(&socket), &Options::default());
+        assert_eq!(socket.tcp_user_timeout().unwrap(), None);
+        let options = Options {
+            tcp_maxrt: 2500,
+            ..Options::default()
+        };
+        set_maxrt(socket2::SockRef::from(&socket), &options);
+        assert_eq!(
+            socket.tcp_user_timeout().unwrap(),
+            Some(Duration::from_millis(2500))
+        );
     }
 }
