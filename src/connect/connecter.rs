@@ -3,6 +3,7 @@
 //! disconnects (or for good at the first failure when RECONNECT_IVL is -1). As in libzmq, the pipes of a connecting socket exist from `connect()` on
 //! (unless ZMQ_IMMEDIATE) and survive reconnects, so messages sent meanwhile are delivered.
 
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,8 +17,8 @@ use crate::connect::tcp_options::prepare_tcp_socket;
 use crate::error::Result;
 use crate::io::engine::EngineEnd;
 use crate::io::monitor::{
-    EVENT_CONNECTED, EVENT_CONNECT_DELAYED, EVENT_CONNECT_RETRIED, EVENT_DISCONNECTED,
-    EVENT_HANDSHAKE_FAILED_PROTOCOL,
+    EVENT_CLOSED, EVENT_CONNECTED, EVENT_CONNECT_DELAYED, EVENT_CONNECT_RETRIED,
+    EVENT_DISCONNECTED, EVENT_HANDSHAKE_FAILED_PROTOCOL,
 };
 use crate::io::peer::{socket_pipes, PipeId, SessionPipes};
 use crate::io::session::{ActivityGuard, SessionCtl};
@@ -36,22 +37,30 @@ pub(crate) enum Target {
 
 /// Opens the transport connection: straight to the endpoint, or for tcp with ZMQ_SOCKS_PROXY
 /// through the proxy, whose SOCKS5 exchange is done before this returns (libzmq reports
-/// ZMQ_EVENT_CONNECTED only then).
+/// ZMQ_EVENT_CONNECTED only then). `on_closed` hears of the tcp socket of a failed attempt
+/// (refused, timed out, a failed SOCKS exchange), as libzmq's connecters report
+/// ZMQ_EVENT_CLOSED when they close it before the retry.
 async fn open(
     target: &Target,
     options: &Options,
     on_delayed: impl FnOnce(i32),
+    on_closed: &impl Fn(RawFd),
 ) -> Result<AsyncStream> {
     match target {
         Target::Tcp(addr) if !options.socks_proxy.is_empty() => {
             let proxy = socks::proxy_addr(options)?;
             let client = socks::client_for(addr, options)?;
-            let mut stream = tcp_connect(&proxy, options, on_delayed).await?;
-            socks::negotiate(&mut stream, client, options).await?;
+            let mut stream = tcp_connect(&proxy, options, on_delayed, on_closed).await?;
+            if let Err(e) = socks::negotiate(&mut stream, client, options).await {
+                let fd = stream.as_raw_fd();
+                drop(stream);
+                on_closed(fd);
+                return Err(e);
+            }
             Ok(AsyncStream::Tcp(stream))
         }
         Target::Tcp(addr) => Ok(AsyncStream::Tcp(
-            tcp_connect(addr, options, on_delayed).await?,
+            tcp_connect(addr, options, on_delayed, on_closed).await?,
         )),
         Target::Ipc(path) => Ok(AsyncStream::Unix(ipc_connect(path)?)),
     }
@@ -59,11 +68,14 @@ async fn open(
 
 /// A tcp connect, started non-blocking by hand (not through tokio's `TcpSocket::connect`) so
 /// that, as in libzmq, `on_delayed` hears of the EINPROGRESS step (ZMQ_EVENT_CONNECT_DELAYED)
-/// before the wait for the connection to complete.
+/// before the wait for the connection to complete. A socket that could not be set up is
+/// closed without an event (libzmq's `tcp_open_socket` closes it itself); one whose connect
+/// failed is reported to `on_closed` once closed.
 async fn tcp_connect(
     addr: &TcpAddr,
     options: &Options,
     on_delayed: impl FnOnce(i32),
+    on_closed: &impl Fn(RawFd),
 ) -> Result<tokio::net::TcpStream> {
     let dest = addr.connect_addr(options.ipv6)?;
     let socket = socket2::Socket::new(
@@ -78,6 +90,22 @@ async fn tcp_connect(
         socket.bind(&src.into())?;
     }
     prepare_tcp_socket(&socket, options)?;
+    let fd = socket.as_raw_fd();
+    let connected = complete_connect(socket, dest, options, on_delayed).await;
+    if connected.is_err() {
+        on_closed(fd);
+    }
+    connected
+}
+
+/// Connects `socket` to `dest`, waiting at most ZMQ_CONNECT_TIMEOUT for the connection to
+/// complete; the socket is closed on failure.
+async fn complete_connect(
+    socket: socket2::Socket,
+    dest: std::net::SocketAddr,
+    options: &Options,
+    on_delayed: impl FnOnce(i32),
+) -> Result<tokio::net::TcpStream> {
     let delayed = match socket.connect(&dest.into()) {
         Ok(()) => false,
         Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => true,
@@ -136,7 +164,8 @@ pub(crate) async fn connect_loop(
                 link.monitor.emit(EVENT_CONNECT_DELAYED, value, &endpoint);
             };
             // The error says whether the peer broke the protocol or refused us.
-            let mut stream = open(&target, &link.options, delayed)
+            let closed = |fd: RawFd| link.monitor.emit_fd(EVENT_CLOSED, fd, &endpoint);
+            let mut stream = open(&target, &link.options, delayed, &closed)
                 .await
                 .map_err(|_| false)?;
             link.monitor

@@ -1,8 +1,9 @@
 /* ZMQ_CONNECT_TIMEOUT as libzmq 4.3's tcp connecter applies it: a connect that has not
    completed within that many ms is abandoned and retried after the reconnect interval,
-   reported on the monitor as CONNECT_DELAYED (the EINPROGRESS step) then CONNECT_RETRIED
-   (with the interval, libzmq's RECONNECT_IVL plus a jitter below RECONNECT_IVL), again and
-   again, never CONNECTED.
+   reported on the monitor as CONNECT_DELAYED (the EINPROGRESS step), CLOSED (the attempt's
+   socket) then CONNECT_RETRIED (with the interval, libzmq's RECONNECT_IVL plus a jitter below
+   RECONNECT_IVL), again and again, never CONNECTED. A refused connect reports the same
+   CLOSED then CONNECT_RETRIED.
    The peer is a listener whose accept queue is full (backlog 0, never accepted, one plain
    connection filling it): the kernel drops further SYNs, so without the option the connect
    would hang for the OS's own timeout (minutes). The first retry cannot come before the
@@ -49,6 +50,31 @@ static int next_event (void *mon, unsigned *value)
     return event;
 }
 
+/* A refused connect (`ep`'s listener is closed): CLOSED, then CONNECT_RETRIED. */
+static void check_refused (void *ctx, const char *ep)
+{
+    void *push = zmq_socket (ctx, ZMQ_PUSH);
+    set_timeouts (push, 0);
+    int ivl = IVL_MS;
+    CHECK (zmq_setsockopt (push, ZMQ_RECONNECT_IVL, &ivl, sizeof ivl) == 0);
+    CHECK (zmq_socket_monitor (push, "inproc://connect-refused-mon",
+                               ZMQ_EVENT_CLOSED | ZMQ_EVENT_CONNECT_RETRIED
+                                 | ZMQ_EVENT_CONNECTED)
+           == 0);
+    void *mon = zmq_socket (ctx, ZMQ_PAIR);
+    set_timeouts (mon, 10000);
+    CHECK (zmq_connect (mon, "inproc://connect-refused-mon") == 0);
+    CHECK (zmq_connect (push, ep) == 0);
+    for (int round = 0; round < 2; round++) {
+        unsigned value = 0;
+        CHECK (next_event (mon, &value) == ZMQ_EVENT_CLOSED);
+        CHECK (next_event (mon, &value) == ZMQ_EVENT_CONNECT_RETRIED);
+    }
+    zmq_socket_monitor (push, NULL, 0);
+    zmq_close (mon);
+    zmq_close (push);
+}
+
 int main (void)
 {
     /* The full listener. */
@@ -73,8 +99,8 @@ int main (void)
     CHECK (zmq_setsockopt (push, ZMQ_CONNECT_TIMEOUT, &timeout, sizeof timeout) == 0);
     CHECK (zmq_setsockopt (push, ZMQ_RECONNECT_IVL, &ivl, sizeof ivl) == 0);
     CHECK (zmq_socket_monitor (push, "inproc://connect-timeout-mon",
-                               ZMQ_EVENT_CONNECT_DELAYED | ZMQ_EVENT_CONNECT_RETRIED
-                                 | ZMQ_EVENT_CONNECTED)
+                               ZMQ_EVENT_CONNECT_DELAYED | ZMQ_EVENT_CLOSED
+                                 | ZMQ_EVENT_CONNECT_RETRIED | ZMQ_EVENT_CONNECTED)
            == 0);
     void *mon = zmq_socket (ctx, ZMQ_PAIR);
     set_timeouts (mon, 10000);
@@ -84,6 +110,7 @@ int main (void)
     for (int round = 0; round < 3; round++) {
         unsigned value = 0;
         CHECK (next_event (mon, &value) == ZMQ_EVENT_CONNECT_DELAYED);
+        CHECK (next_event (mon, &value) == ZMQ_EVENT_CLOSED);
         CHECK (next_event (mon, &value) == ZMQ_EVENT_CONNECT_RETRIED);
         CHECK (value >= IVL_MS && value < 2 * IVL_MS);
         if (round == 0)
@@ -92,9 +119,10 @@ int main (void)
     zmq_socket_monitor (push, NULL, 0);
     zmq_close (mon);
     zmq_close (push);
-    CHECK (zmq_ctx_term (ctx) == 0);
     close (filler);
     close (listener);
+    check_refused (ctx, ep);
+    CHECK (zmq_ctx_term (ctx) == 0);
     if (failures) {
         fprintf (stderr, "%d check(s) failed\n", failures);
         return 1;
