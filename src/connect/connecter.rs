@@ -13,7 +13,7 @@ use crate::connect::connection::{
 use crate::connect::connection_props::connection_metadata;
 use crate::connect::endpoint::TcpAddr;
 use crate::connect::socks;
-use crate::connect::tcp_options::prepare_tcp_socket;
+use crate::connect::tcp_options::{prepare_tcp_socket, set_maxrt};
 use crate::error::Result;
 use crate::io::engine::EngineEnd;
 use crate::io::monitor::{
@@ -37,7 +37,8 @@ pub(crate) enum Target {
 
 /// Opens the transport connection: straight to the endpoint, or for tcp with ZMQ_SOCKS_PROXY
 /// through the proxy, whose SOCKS5 exchange is done before this returns (libzmq reports
-/// ZMQ_EVENT_CONNECTED only then). `on_closed` hears of the tcp socket of a failed attempt
+/// ZMQ_EVENT_CONNECTED only then). As libzmq's socks_connecter, a connection through the proxy
+/// has neither CONNECT_TIMEOUT nor TCP_MAXRT applied. `on_closed` hears of the tcp socket of a failed attempt
 /// (refused, timed out, a failed SOCKS exchange), as libzmq's connecters report
 /// ZMQ_EVENT_CLOSED when they close it before the retry.
 async fn open(
@@ -50,7 +51,7 @@ async fn open(
         Target::Tcp(addr) if !options.socks_proxy.is_empty() => {
             let proxy = socks::proxy_addr(options)?;
             let client = socks::client_for(addr, options)?;
-            let mut stream = tcp_connect(&proxy, options, on_delayed, on_closed).await?;
+            let mut stream = tcp_connect(&proxy, options, None, on_delayed, on_closed).await?;
             if let Err(e) = socks::negotiate(&mut stream, client, options).await {
                 let fd = stream.as_raw_fd();
                 drop(stream);
@@ -59,9 +60,15 @@ async fn open(
             }
             Ok(AsyncStream::Tcp(stream))
         }
-        Target::Tcp(addr) => Ok(AsyncStream::Tcp(
-            tcp_connect(addr, options, on_delayed, on_closed).await?,
-        )),
+        Target::Tcp(addr) => {
+            let timeout = u64::try_from(options.connect_timeout)
+                .ok()
+                .filter(|&ms| ms > 0)
+                .map(Duration::from_millis);
+            let stream = tcp_connect(addr, options, timeout, on_delayed, on_closed).await?;
+            set_maxrt(socket2::SockRef::from(&stream), options);
+            Ok(AsyncStream::Tcp(stream))
+        }
         Target::Ipc(path) => Ok(AsyncStream::Unix(ipc_connect(path)?)),
     }
 }
@@ -74,6 +81,7 @@ async fn open(
 async fn tcp_connect(
     addr: &TcpAddr,
     options: &Options,
+    timeout: Option<Duration>,
     on_delayed: impl FnOnce(i32),
     on_closed: &impl Fn(RawFd),
 ) -> Result<tokio::net::TcpStream> {
@@ -91,19 +99,20 @@ async fn tcp_connect(
     }
     prepare_tcp_socket(&socket, options)?;
     let fd = socket.as_raw_fd();
-    let connected = complete_connect(socket, dest, options, on_delayed).await;
+    let connected = complete_connect(socket, dest, options, timeout, on_delayed).await;
     if connected.is_err() {
         on_closed(fd);
     }
     connected
 }
 
-/// Connects `socket` to `dest`, waiting at most ZMQ_CONNECT_TIMEOUT for the connection to
-/// complete; the socket is closed on failure.
+/// Connects `socket` to `dest`, waiting at most `timeout` (ZMQ_CONNECT_TIMEOUT) for the
+/// connection to complete; the socket is closed on failure.
 async fn complete_connect(
     socket: socket2::Socket,
     dest: std::net::SocketAddr,
     options: &Options,
+    timeout: Option<Duration>,
     on_delayed: impl FnOnce(i32),
 ) -> Result<tokio::net::TcpStream> {
     let delayed = match socket.connect(&dest.into()) {
@@ -116,13 +125,11 @@ async fn complete_connect(
         on_delayed(libc::EINPROGRESS);
         // ZMQ_CONNECT_TIMEOUT, as libzmq's connect timer: an attempt still pending after it
         // is dropped (closing the socket) and retried after the reconnect interval.
-        match u64::try_from(options.connect_timeout) {
-            Ok(ms) if ms > 0 => {
-                tokio::time::timeout(Duration::from_millis(ms), stream.writable())
-                    .await
-                    .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))??;
-            }
-            _ => stream.writable().await?,
+        match timeout {
+            Some(limit) => tokio::time::timeout(limit, stream.writable())
+                .await
+                .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))??,
+            None => stream.writable().await?,
         }
         if let Some(e) = stream.take_error()? {
             return Err(e.into());

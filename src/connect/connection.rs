@@ -357,7 +357,6 @@ pub(crate) fn configure_tcp(stream: &tokio::net::TcpStream, options: &Options) {
     } else if options.tcp_keepalive == 0 {
         let _ = sock.set_keepalive(false);
     }
-    crate::connect::tcp_options::set_maxrt(sock, options);
 }
 
 /// Hands a connection to an I/O thread and waits until its engine ends. `None` when the I/O

@@ -28,7 +28,8 @@ pub(crate) fn prepare_tcp_socket(
 }
 
 /// ZMQ_TCP_MAXRT as TCP_USER_TIMEOUT on an established connection, connected or accepted (as
-/// libzmq's `tune_tcp_maxrt`, which leaves the OS default for 0). Failures are ignored like
+/// libzmq's `tune_tcp_maxrt`, which leaves the OS default for 0; its socks_connecter does not
+/// call it, so neither does a connection through ZMQ_SOCKS_PROXY). Failures are ignored like
 /// the other tuning in `configure_tcp`.
 pub(crate) fn set_maxrt(socket: socket2::SockRef<'_>, options: &Options) {
     if let Ok(ms) = u64::try_from(options.tcp_maxrt)
