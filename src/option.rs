@@ -31,6 +31,7 @@
 
 mod rule;
 pub mod security;
+mod threads;
 #[path = "option/typed.rs"]
 mod typed_value;
 
@@ -42,6 +43,7 @@ use security::{CurveKey, MechanismKind};
 
 pub(crate) use rule::{int_value, put, put_exact};
 pub use rule::{Held, Input, Rule, Slot};
+pub use threads::ThreadOptions;
 
 /// The socket types an option applies to, one bit per libzmq type number (PAIR = bit 0 ...
 /// STREAM = bit 11).
