@@ -40,6 +40,14 @@ impl Default for ThreadOptions {
 impl ThreadOptions {
     /// The name of I/O thread `index`, as libzmq's ctx.cpp makes it: "ZMQbg/IO/<index>", after
     /// "<prefix>/" when there is a prefix, cut to the 15 bytes a Linux thread name holds.
+    ///
+    /// ```
+    /// let threads = ferromq::option::ThreadOptions {
+    ///     name_prefix: "worker".into(),
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(threads.io_thread_name(2), "worker/ZMQbg/IO");
+    /// ```
     pub fn io_thread_name(&self, index: usize) -> String {
         let mut name = if self.name_prefix.is_empty() {
             format!("ZMQbg/IO/{index}")
