@@ -38,8 +38,8 @@ pub(crate) enum Target {
 /// Opens the transport connection: straight to the endpoint, or for tcp with ZMQ_SOCKS_PROXY
 /// through the proxy, whose SOCKS5 exchange is done before this returns (libzmq reports
 /// ZMQ_EVENT_CONNECTED only then). As libzmq's socks_connecter, a connection through the proxy
-/// has neither CONNECT_TIMEOUT nor TCP_MAXRT applied. `on_closed` hears of the tcp socket of a failed attempt
-/// (refused, timed out, a failed SOCKS exchange), as libzmq's connecters report
+/// has neither CONNECT_TIMEOUT nor TCP_MAXRT applied. `on_closed` hears of the tcp socket of a
+/// failed attempt (refused, timed out, a failed SOCKS exchange), as libzmq's connecters report
 /// ZMQ_EVENT_CLOSED when they close it before the retry.
 async fn open(
     target: &Target,
