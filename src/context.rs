@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::api::socket::Socket;
 use crate::api::zap_client::ContextZap;
 use crate::error::{Error, Result};
+use crate::option::ThreadOptions;
 use crate::runtime::CtxInner;
 use crate::SocketType;
 
@@ -57,7 +58,24 @@ impl Context {
     /// # Ok::<(), ferromq::Error>(())
     /// ```
     pub fn with_io_threads(n: usize) -> Context {
-        let inner = Arc::new(CtxInner::new(n));
+        Context::with_thread_options(n, ThreadOptions::default())
+    }
+
+    /// A context with `n` I/O threads whose threads are scheduled, pinned and named as
+    /// `threads` says (libzmq's ZMQ_THREAD_* context options), from when they start.
+    ///
+    /// ```
+    /// let threads = ferromq::option::ThreadOptions {
+    ///     name_prefix: "app".into(),
+    ///     ..Default::default()
+    /// };
+    /// let ctx = ferromq::Context::with_thread_options(1, threads);
+    /// let mut s = ctx.socket(ferromq::SocketType::Pull)?;
+    /// s.bind("tcp://127.0.0.1:*")?; // starts "app/ZMQbg/IO/0"
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
+    pub fn with_thread_options(n: usize, threads: ThreadOptions) -> Context {
+        let inner = Arc::new(CtxInner::new(n, threads));
         inner.set_zap(ContextZap::new(Arc::downgrade(&inner)));
         Context { inner }
     }

@@ -31,6 +31,7 @@
 
 mod rule;
 pub mod security;
+mod threads;
 #[path = "option/typed.rs"]
 mod typed_value;
 
@@ -42,6 +43,7 @@ use security::{CurveKey, MechanismKind};
 
 pub(crate) use rule::{int_value, put, put_exact};
 pub use rule::{Held, Input, Rule, Slot};
+pub use threads::ThreadOptions;
 
 /// The socket types an option applies to, one bit per libzmq type number (PAIR = bit 0 ...
 /// STREAM = bit 11).
@@ -384,7 +386,7 @@ options! {
         Types::ROUTER, false, Implemented, typed bool;
     /// `ZMQ_TOS`: IP_TOS of tcp connections.
     ZMQ_TOS = 57 => tos: i32 = 0, "", Rule::Int { min: 0, max: ANY }, Types::ALL, true,
-        StoredOnly;
+        Implemented;
     /// `ZMQ_IPC_FILTER_PID`: peer pids an ipc listener accepts (write-only).
     ZMQ_IPC_FILTER_PID = 58 => ipc_filter_pid: Vec<i32> = Vec::new(), "", Rule::IntSet,
         Types::ALL, false, StoredOnly;
@@ -433,10 +435,10 @@ options! {
         Types::XPUB, false, Implemented, typed bool;
     /// `ZMQ_CONNECT_TIMEOUT`: give up a tcp connect attempt after this long (0 = the OS's).
     ZMQ_CONNECT_TIMEOUT = 79 => connect_timeout: i32 = 0, "ms", Rule::Int { min: 0, max: ANY },
-        Types::ALL, true, StoredOnly, typed std::time::Duration;
+        Types::ALL, true, Implemented, typed std::time::Duration;
     /// `ZMQ_TCP_MAXRT`: TCP_USER_TIMEOUT-style retransmission limit (0 = the OS's).
     ZMQ_TCP_MAXRT = 80 => tcp_maxrt: i32 = 0, "ms", Rule::Int { min: 0, max: ANY }, Types::ALL,
-        true, StoredOnly, typed std::time::Duration;
+        true, Implemented, typed std::time::Duration;
     /// `ZMQ_THREAD_SAFE` (read-only: 0, no thread-safe socket types).
     ZMQ_THREAD_SAFE = 81 => thread_safe: Held = Held, "bool", Rule::ReadOnly, Types::ALL, true,
         Implemented;
@@ -448,7 +450,7 @@ options! {
         true, Implemented;
     /// `ZMQ_BINDTODEVICE`: SO_BINDTODEVICE for tcp connections and listeners.
     ZMQ_BINDTODEVICE = 92 => bindtodevice: Bytes = Bytes::new(), "",
-        Rule::Text { max: 16, null_clears: true }, Types::ALL, true, StoredOnly;
+        Rule::Text { max: 16, null_clears: true }, Types::ALL, true, Implemented;
     /// `ZMQ_ZAP_ENFORCE_DOMAIN` (draft number, answered by non-draft libzmq 4.3 too): with
     /// ZAP_DOMAIN, no ZAP handler fails NULL and CURVE handshakes; without, CURVE skips ZAP.
     ZMQ_ZAP_ENFORCE_DOMAIN = 93 => zap_enforce_domain: bool = false, "bool", Rule::FlagAny,

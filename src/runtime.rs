@@ -5,6 +5,7 @@
 //! sockets and owns one of these; sockets and connection tasks hold it too, so it must not
 //! know them.
 
+use crate::option::ThreadOptions;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -59,6 +60,8 @@ impl ZapAsker for NoZap {
 #[derive(Debug)]
 pub(crate) struct CtxInner {
     io_threads: usize,
+    /// ZMQ_THREAD_* context options, applied by each thread the reactor starts.
+    threads: ThreadOptions,
     reactor: Mutex<Option<Arc<Reactor>>>,
     pub inproc: InprocRegistry,
     terminated: AtomicBool,
@@ -74,9 +77,10 @@ pub(crate) struct CtxInner {
 }
 
 impl CtxInner {
-    pub(crate) fn new(io_threads: usize) -> CtxInner {
+    pub(crate) fn new(io_threads: usize, threads: ThreadOptions) -> CtxInner {
         CtxInner {
             io_threads: io_threads.max(1),
+            threads,
             reactor: Mutex::new(None),
             inproc: InprocRegistry::default(),
             terminated: AtomicBool::new(false),
@@ -142,16 +146,24 @@ impl CtxInner {
         // its connects in the order the calls came, and its test_spec_req counts on it.
         let runtime = tokio::runtime::Builder::new_current_thread()
             .thread_name("ferromq-mgmt")
-            .on_thread_start(crate::io::thread_signals::block_all)
+            .on_thread_start({
+                let threads = self.threads.clone();
+                move || {
+                    crate::io::thread_signals::block_all();
+                    threads.apply_scheduling();
+                }
+            })
             .enable_all()
             .build()
             .map_err(Error::from)?;
         let handle = runtime.handle().clone();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let threads = self.threads.clone();
         std::thread::Builder::new()
             .name("ferromq-mgmt".into())
             .spawn(move || {
                 crate::io::thread_signals::block_all();
+                threads.apply_scheduling();
                 runtime.block_on(async {
                     let _ = stopped.await;
                 });
@@ -161,7 +173,7 @@ impl CtxInner {
         let reactor = Arc::new(Reactor {
             handle: Some(handle),
             stop: Some(stop),
-            io: Arc::new(IoPool::new(self.io_threads)?),
+            io: Arc::new(IoPool::new(self.io_threads, &self.threads)?),
         });
         *slot = Some(Arc::clone(&reactor));
         Ok(reactor)

@@ -133,7 +133,15 @@ impl CtxShared {
         lock(&self.runtime)
             .get_or_insert_with(|| {
                 self.io_threads.store(config.io_threads, Ordering::Release);
-                Context::with_io_threads(usize::try_from(config.io_threads).unwrap_or(1))
+                Context::with_thread_options(
+                    usize::try_from(config.io_threads).unwrap_or(1),
+                    ferromq::option::ThreadOptions {
+                        sched_policy: config.thread_sched_policy,
+                        priority: config.thread_priority,
+                        affinity: config.thread_affinity.clone(),
+                        name_prefix: config.thread_name_prefix.clone(),
+                    },
+                )
             })
             .clone()
     }

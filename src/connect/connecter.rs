@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::connect::connection::{
     configure_tcp, handshake, handshake_succeeded, run_engine, stream_fd, Backoff, SocketLink,
@@ -15,6 +15,7 @@ use crate::connect::connection_props::connection_metadata;
 use crate::connect::endpoint::TcpAddr;
 use crate::connect::resolver;
 use crate::connect::socks;
+use crate::connect::tcp_options::{prepare_tcp_socket, set_maxrt};
 use crate::error::Result;
 use crate::io::engine::EngineEnd;
 use crate::io::monitor::{
@@ -44,7 +45,8 @@ type OpenFailure = Option<RawFd>;
 
 /// Opens the transport connection: straight to the endpoint, or for tcp with ZMQ_SOCKS_PROXY
 /// through the proxy, whose SOCKS5 exchange is done before this returns (libzmq reports
-/// ZMQ_EVENT_CONNECTED only then).
+/// ZMQ_EVENT_CONNECTED only then). As libzmq's socks_connecter, a connection through the proxy
+/// has neither CONNECT_TIMEOUT nor TCP_MAXRT applied.
 async fn open(
     target: &Target,
     options: &Options,
@@ -54,16 +56,22 @@ async fn open(
         Target::Tcp(addr) if !options.socks_proxy.is_empty() => {
             let proxy = socks::proxy_addr(options).map_err(|_| None)?;
             let client = socks::client_for(addr, options).map_err(|_| None)?;
-            let mut stream = tcp_connect(&proxy, options, on_delayed).await?;
+            let mut stream = tcp_connect(&proxy, options, None, on_delayed).await?;
             let fd = stream.as_raw_fd();
             socks::negotiate(&mut stream, client, options)
                 .await
                 .map_err(|_| Some(fd))?;
             Ok(AsyncStream::Tcp(stream))
         }
-        Target::Tcp(addr) => Ok(AsyncStream::Tcp(
-            tcp_connect(addr, options, on_delayed).await?,
-        )),
+        Target::Tcp(addr) => {
+            let timeout = u64::try_from(options.connect_timeout)
+                .ok()
+                .filter(|&ms| ms > 0)
+                .map(Duration::from_millis);
+            let stream = tcp_connect(addr, options, timeout, on_delayed).await?;
+            set_maxrt(socket2::SockRef::from(&stream), options);
+            Ok(AsyncStream::Tcp(stream))
+        }
         // Not reported as CLOSED: the standard library makes and closes the socket unseen.
         Target::Ipc(path) => Ok(AsyncStream::Unix(ipc_connect(path).map_err(|_| None)?)),
     }
@@ -71,10 +79,12 @@ async fn open(
 
 /// A tcp connect, started non-blocking by hand (not through tokio's `TcpSocket::connect`) so
 /// that, as in libzmq, `on_delayed` hears of the EINPROGRESS step (ZMQ_EVENT_CONNECT_DELAYED)
-/// before the wait for the connection to complete.
+/// before the wait for the connection to complete. A socket whose ZMQ_TOS or BINDTODEVICE
+/// could not be set is closed without an event (libzmq's `tcp_open_socket` closes it itself).
 async fn tcp_connect(
     addr: &TcpAddr,
     options: &Options,
+    timeout: Option<Duration>,
     on_delayed: impl FnOnce(i32),
 ) -> std::result::Result<tokio::net::TcpStream, OpenFailure> {
     // A host name is looked up off the management thread, again on every attempt.
@@ -87,18 +97,21 @@ async fn tcp_connect(
         Some(socket2::Protocol::TCP),
     )
     .map_err(|_| None)?;
+    prepare_tcp_socket(&socket, options).map_err(|_| None)?;
     let fd = socket.as_raw_fd();
-    connect_socket(socket, dest, source, options, on_delayed)
+    connect_socket(socket, dest, source, options, timeout, on_delayed)
         .await
         .map_err(|_| Some(fd))
 }
 
-/// Binds the source address if any, connects, and waits for the connection to complete.
+/// Binds the source address if any, connects, and waits at most `timeout`
+/// (ZMQ_CONNECT_TIMEOUT) for the connection to complete; the socket is closed on failure.
 async fn connect_socket(
     socket: socket2::Socket,
     dest: SocketAddr,
     source: Option<SocketAddr>,
     options: &Options,
+    timeout: Option<Duration>,
     on_delayed: impl FnOnce(i32),
 ) -> Result<tokio::net::TcpStream> {
     if let Some(src) = source {
@@ -115,7 +128,14 @@ async fn connect_socket(
     let stream = tokio::net::TcpStream::from_std(std::net::TcpStream::from(socket))?;
     if delayed {
         on_delayed(libc::EINPROGRESS);
-        stream.writable().await?;
+        // ZMQ_CONNECT_TIMEOUT, as libzmq's connect timer: an attempt still pending after it
+        // is dropped (closing the socket) and retried after the reconnect interval.
+        match timeout {
+            Some(limit) => tokio::time::timeout(limit, stream.writable())
+                .await
+                .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))??,
+            None => stream.writable().await?,
+        }
         if let Some(e) = stream.take_error()? {
             return Err(e.into());
         }

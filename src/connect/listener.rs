@@ -16,6 +16,7 @@ use crate::connect::connection::{
 };
 use crate::connect::connection_props::connection_metadata;
 use crate::connect::endpoint::{tcp_endpoint_string, TcpAddr};
+use crate::connect::tcp_options::{prepare_tcp_socket, set_maxrt};
 use crate::error::{Error, Result};
 use crate::io::engine::EngineEnd;
 use crate::io::monitor::{
@@ -53,6 +54,7 @@ pub(crate) fn bind_tcp(addr: &TcpAddr, options: &Options) -> Result<(TcpListener
     if sockaddr.is_ipv6() {
         let _ = socket.set_only_v6(false);
     }
+    prepare_tcp_socket(&socket, options)?;
     socket.bind(&sockaddr.into())?;
     socket.listen(options.backlog)?;
     socket.set_nonblocking(true)?;
@@ -195,6 +197,7 @@ pub(crate) async fn accept_loop(
                     Ok((_, peer)) if !tcp_admits(&masks, peer.ip()) => {}
                     Ok((stream, _)) => {
                         configure_tcp(&stream, &link.options);
+                        set_maxrt(socket2::SockRef::from(&stream), &link.options);
                         spawn_session(&link, AsyncStream::Tcp(stream), &lctl, &endpoint);
                     }
                     Err(e) => accept_failed(&link, e, &endpoint).await,

@@ -11,6 +11,7 @@ pub(crate) mod endpoint;
 pub(crate) mod listener;
 pub(crate) mod resolver;
 pub(crate) mod socks;
+pub(crate) mod tcp_options;
 #[cfg(test)]
 pub(crate) mod test_names;
 pub(crate) mod zap;

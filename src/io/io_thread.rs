@@ -20,6 +20,7 @@ use crate::io::deadlines::Deadlines;
 use crate::io::engine::{Engine, Step};
 use crate::io::recv_buffers::RecvBuffers;
 use crate::io::wake::NotifyToken;
+use crate::option::ThreadOptions;
 
 const WAKER: Token = Token(usize::MAX);
 
@@ -84,7 +85,9 @@ pub(crate) struct IoThread {
 }
 
 impl IoThread {
-    pub(crate) fn spawn(index: usize) -> io::Result<IoThread> {
+    /// Starts I/O thread `index`, named as libzmq names its I/O threads ("ZMQbg/IO/0", after
+    /// ZMQ_THREAD_NAME_PREFIX) and scheduled as the ZMQ_THREAD_* context options say.
+    pub(crate) fn spawn(index: usize, options: &ThreadOptions) -> io::Result<IoThread> {
         let poll = Poll::new()?;
         let waker = Waker::new(poll.registry(), WAKER)?;
         let shared = Arc::new(IoShared {
@@ -93,12 +96,16 @@ impl IoThread {
             next_token: AtomicUsize::new(0),
         });
         let thread_shared = Arc::clone(&shared);
-        let handle = std::thread::Builder::new()
-            .name(format!("ferromq-io-{index}"))
-            .spawn(move || {
-                crate::io::thread_signals::block_all();
-                run(poll, &thread_shared)
-            })?;
+        let scheduling = options.clone();
+        let name = options.io_thread_name(index);
+        let handle = std::thread::Builder::new().spawn(move || {
+            crate::io::thread_signals::block_all();
+            scheduling.apply_scheduling();
+            // Named last, as libzmq's thread_routine does: a name seen from outside
+            // means the scheduling is in place.
+            crate::option::ThreadOptions::name_current_thread(&name);
+            run(poll, &thread_shared)
+        })?;
         Ok(IoThread {
             shared,
             handle: Some(handle),

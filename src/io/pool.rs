@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::io::io_thread::{IoShared, IoThread};
+use crate::option::ThreadOptions;
 
 /// A context's I/O threads, handed connections round robin.
 #[derive(Debug)]
@@ -14,9 +15,9 @@ pub(crate) struct IoPool {
 }
 
 impl IoPool {
-    pub(crate) fn new(n: usize) -> Result<IoPool> {
+    pub(crate) fn new(n: usize, options: &ThreadOptions) -> Result<IoPool> {
         let threads = (0..n.max(1))
-            .map(IoThread::spawn)
+            .map(|index| IoThread::spawn(index, options))
             .collect::<std::io::Result<Vec<_>>>()
             .map_err(Error::from)?;
         Ok(IoPool {

@@ -213,7 +213,7 @@ fn io_threads() -> Vec<std::path::PathBuf> {
         .filter_map(|t| t.ok())
         .filter(|t| {
             std::fs::read_to_string(t.path().join("comm"))
-                .is_ok_and(|name| name.starts_with("ferromq-io-"))
+                .is_ok_and(|name| name.starts_with("ZMQbg/IO/"))
         })
         .map(|t| t.path().join("schedstat"))
         .collect()

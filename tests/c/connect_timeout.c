@@ -1,0 +1,132 @@
+/* ZMQ_CONNECT_TIMEOUT as libzmq 4.3's tcp connecter applies it: a connect that has not
+   completed within that many ms is abandoned and retried after the reconnect interval,
+   reported on the monitor as CONNECT_DELAYED (the EINPROGRESS step), CLOSED (the attempt's
+   socket) then CONNECT_RETRIED (with the interval, libzmq's RECONNECT_IVL plus a jitter below
+   RECONNECT_IVL), again and again, never CONNECTED. A refused connect reports the same
+   CLOSED then CONNECT_RETRIED.
+   The peer is a listener whose accept queue is full (backlog 0, never accepted, one plain
+   connection filling it): the kernel drops further SYNs, so without the option the connect
+   would hang for the OS's own timeout (minutes). The first retry cannot come before the
+   timeout ran out, so the time from zmq_connect to it is at least the timeout.
+   Prints "ok", or names the failed checks and exits 1. */
+#define _POSIX_C_SOURCE 200809L
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+enum
+{
+    TIMEOUT_MS = 100,
+    IVL_MS = 100
+};
+
+static long now_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Receives one monitor event; returns its number (value in *value), or -1. */
+static int next_event (void *mon, unsigned *value)
+{
+    zmq_msg_t frame;
+    zmq_msg_init (&frame);
+    int event = -1;
+    if (zmq_msg_recv (&frame, mon, 0) == 6) {
+        unsigned short number;
+        uint32_t v;
+        memcpy (&number, zmq_msg_data (&frame), sizeof number);
+        memcpy (&v, (char *) zmq_msg_data (&frame) + 2, sizeof v);
+        event = number;
+        *value = v;
+        CHECK (zmq_msg_recv (&frame, mon, 0) > 0); /* the endpoint */
+    }
+    zmq_msg_close (&frame);
+    return event;
+}
+
+/* A refused connect (`ep`'s listener is closed): CLOSED, then CONNECT_RETRIED. */
+static void check_refused (void *ctx, const char *ep)
+{
+    void *push = zmq_socket (ctx, ZMQ_PUSH);
+    set_timeouts (push, 0);
+    int ivl = IVL_MS;
+    CHECK (zmq_setsockopt (push, ZMQ_RECONNECT_IVL, &ivl, sizeof ivl) == 0);
+    CHECK (zmq_socket_monitor (push, "inproc://connect-refused-mon",
+                               ZMQ_EVENT_CLOSED | ZMQ_EVENT_CONNECT_RETRIED
+                                 | ZMQ_EVENT_CONNECTED)
+           == 0);
+    void *mon = zmq_socket (ctx, ZMQ_PAIR);
+    set_timeouts (mon, 10000);
+    CHECK (zmq_connect (mon, "inproc://connect-refused-mon") == 0);
+    CHECK (zmq_connect (push, ep) == 0);
+    for (int round = 0; round < 2; round++) {
+        unsigned value = 0;
+        CHECK (next_event (mon, &value) == ZMQ_EVENT_CLOSED);
+        CHECK (next_event (mon, &value) == ZMQ_EVENT_CONNECT_RETRIED);
+    }
+    zmq_socket_monitor (push, NULL, 0);
+    zmq_close (mon);
+    zmq_close (push);
+}
+
+int main (void)
+{
+    /* The full listener. */
+    int listener = socket (AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr;
+    memset (&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    CHECK (bind (listener, (struct sockaddr *) &addr, sizeof addr) == 0);
+    CHECK (listen (listener, 0) == 0);
+    CHECK (getsockname (listener, (struct sockaddr *) &addr, &len) == 0);
+    int filler = socket (AF_INET, SOCK_STREAM, 0);
+    CHECK (connect (filler, (struct sockaddr *) &addr, sizeof addr) == 0);
+    char ep[64];
+    snprintf (ep, sizeof ep, "tcp://127.0.0.1:%d", ntohs (addr.sin_port));
+
+    void *ctx = zmq_ctx_new ();
+    void *push = zmq_socket (ctx, ZMQ_PUSH);
+    set_timeouts (push, 0);
+    int timeout = TIMEOUT_MS, ivl = IVL_MS;
+    CHECK (zmq_setsockopt (push, ZMQ_CONNECT_TIMEOUT, &timeout, sizeof timeout) == 0);
+    CHECK (zmq_setsockopt (push, ZMQ_RECONNECT_IVL, &ivl, sizeof ivl) == 0);
+    CHECK (zmq_socket_monitor (push, "inproc://connect-timeout-mon",
+                               ZMQ_EVENT_CONNECT_DELAYED | ZMQ_EVENT_CLOSED
+                                 | ZMQ_EVENT_CONNECT_RETRIED | ZMQ_EVENT_CONNECTED)
+           == 0);
+    void *mon = zmq_socket (ctx, ZMQ_PAIR);
+    set_timeouts (mon, 10000);
+    CHECK (zmq_connect (mon, "inproc://connect-timeout-mon") == 0);
+    long start = now_ms ();
+    CHECK (zmq_connect (push, ep) == 0);
+    for (int round = 0; round < 3; round++) {
+        unsigned value = 0;
+        CHECK (next_event (mon, &value) == ZMQ_EVENT_CONNECT_DELAYED);
+        CHECK (next_event (mon, &value) == ZMQ_EVENT_CLOSED);
+        CHECK (next_event (mon, &value) == ZMQ_EVENT_CONNECT_RETRIED);
+        CHECK (value >= IVL_MS && value < 2 * IVL_MS);
+        if (round == 0)
+            CHECK (now_ms () - start >= TIMEOUT_MS);
+    }
+    zmq_socket_monitor (push, NULL, 0);
+    zmq_close (mon);
+    zmq_close (push);
+    close (filler);
+    close (listener);
+    check_refused (ctx, ep);
+    CHECK (zmq_ctx_term (ctx) == 0);
+    if (failures) {
+        fprintf (stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf ("ok\n");
+    return 0;
+}
