@@ -139,6 +139,27 @@ impl Context {
         }
     }
 
+    /// [`Context::term`] for programs that handle signals, as libzmq's `zmq_ctx_term`: a
+    /// signal handler that runs on this thread while it waits ends the wait with
+    /// [`Error::Interrupted`] (EINTR), so that Ctrl-C can stop a program whose sockets are
+    /// still open. The context stays shut down; call it again to go on waiting.
+    ///
+    /// ```
+    /// let ctx = ferromq::Context::new();
+    /// let s = ctx.socket(ferromq::SocketType::Pair)?;
+    /// drop(s);
+    /// ctx.term_interruptible()?; // nothing open: returns at once
+    /// assert!(ctx.is_terminated());
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
+    pub fn term_interruptible(&self) -> Result<()> {
+        self.shutdown();
+        if self.inner.is_parent() {
+            self.inner.activity.wait_idle_interruptible()?;
+        }
+        Ok(())
+    }
+
     /// [`Context::term`] for async code: shuts down, then waits for every socket to close
     /// and linger without blocking the executor's thread (the sockets may be closed by other
     /// tasks on the same thread meanwhile). The future is `Send + 'static`, so it can be

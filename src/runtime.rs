@@ -14,8 +14,8 @@ use ferromq_pipe::Notify;
 
 use crate::connect::zap::{ZapAsker, ZapReplyFuture};
 use crate::error::{Error, Result};
+use crate::io::activity::Activity;
 use crate::io::pool::IoPool;
-use crate::io::session::Activity;
 use crate::io::signaler::Signaler;
 use crate::transport::inproc::InprocRegistry;
 

@@ -400,7 +400,7 @@ const char *zmq_msg_gets(const zmq_msg_t *msg, const char *property);
 // Creates a context (no threads start until the first socket binds or connects over tcp/ipc).
 void *zmq_ctx_new(void);
 
-// Shuts the context down, waits until every socket is closed (and has lingered), then frees it.
+// Shuts the context down, waits until every socket is closed (and has lingered), then frees it;
 int zmq_ctx_term(void *ctx);
 
 // Makes blocking calls on the context's sockets return `ETERM`, now and later; new sockets

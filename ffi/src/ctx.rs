@@ -255,7 +255,8 @@ pub extern "C" fn zmq_ctx_new() -> *mut c_void {
     })
 }
 
-/// Shuts the context down, waits until every socket is closed (and has lingered), then frees it.
+/// Shuts the context down, waits until every socket is closed (and has lingered), then frees it;
+/// `EINTR` (and nothing freed) when a signal handler runs on the calling thread meanwhile.
 ///
 /// # Safety
 /// `ctx` is anything; see [`context`].
@@ -265,7 +266,9 @@ pub unsafe extern "C" fn zmq_ctx_term(ctx: *mut c_void) -> c_int {
         // SAFETY: `context` checks the registry before reading.
         let shared = Arc::clone(unsafe { context(ctx) }?.shared());
         if let Some(runtime) = shared.shutdown() {
-            runtime.term();
+            // EINTR leaves the context registered and shut down: libzmq's term returns the
+            // same way, and a second call goes on waiting.
+            runtime.term_interruptible().map_err(|e| Errno(e.errno()))?;
         }
         let ptr = ctx.cast::<CtxHandle>();
         // Two threads terminating the same context: only the one that removes it frees it.

@@ -25,10 +25,11 @@ use crate::connect::listener::{
     accept_loop, adopt_listener, adopt_tcp, bind_tcp, Bound, FdKind, ListenerCtl,
 };
 use crate::error::{Error, Result};
+use crate::io::activity::ActivityGuard;
 use crate::io::monitor::{EventSink, MonitorHub, EVENT_BIND_FAILED, EVENT_CLOSED, EVENT_LISTENING};
 use crate::io::peer::{socket_pipes, PipeId};
 use crate::io::send_buffers::SendBuffers;
-use crate::io::session::{ActivityGuard, SessionCtl};
+use crate::io::session::SessionCtl;
 use crate::io::signaler::Signaler;
 use crate::msg::Msg;
 use crate::option::{self, Options};

@@ -17,13 +17,14 @@ use crate::connect::resolver;
 use crate::connect::socks;
 use crate::connect::tcp_options::{prepare_tcp_socket, set_maxrt};
 use crate::error::Result;
+use crate::io::activity::ActivityGuard;
 use crate::io::engine::EngineEnd;
 use crate::io::monitor::{
     EVENT_CLOSED, EVENT_CONNECTED, EVENT_CONNECT_DELAYED, EVENT_CONNECT_RETRIED,
     EVENT_DISCONNECTED, EVENT_HANDSHAKE_FAILED_PROTOCOL,
 };
 use crate::io::peer::{socket_pipes, PipeId, SessionPipes};
-use crate::io::session::{ActivityGuard, SessionCtl};
+use crate::io::session::SessionCtl;
 use crate::io::stream::AsyncStream;
 use crate::option::Options;
 use crate::pattern::mailbox::SocketCommand;

@@ -13,6 +13,7 @@ use ferromq_zmtp::{
 
 use crate::connect::zap::ZapAsker;
 use crate::error::Error;
+use crate::io::activity::Activity;
 use crate::io::engine::{Engine, EngineExit};
 use crate::io::monitor::{
     MonitorHub, EVENT_DISCONNECTED, EVENT_HANDSHAKE_FAILED_AUTH, EVENT_HANDSHAKE_FAILED_NO_DETAIL,
@@ -20,7 +21,7 @@ use crate::io::monitor::{
 };
 use crate::io::peer::SessionPipes;
 use crate::io::pool::IoPool;
-use crate::io::session::{Activity, SessionCtl};
+use crate::io::session::SessionCtl;
 use crate::io::stream::AsyncStream;
 use crate::option::Options;
 use crate::pattern::mailbox::Mailbox;

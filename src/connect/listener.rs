@@ -18,12 +18,13 @@ use crate::connect::connection_props::connection_metadata;
 use crate::connect::endpoint::{tcp_endpoint_string, TcpAddr};
 use crate::connect::tcp_options::{prepare_tcp_socket, set_maxrt};
 use crate::error::{Error, Result};
+use crate::io::activity::ActivityGuard;
 use crate::io::engine::EngineEnd;
 use crate::io::monitor::{
     EVENT_ACCEPTED, EVENT_ACCEPT_FAILED, EVENT_DISCONNECTED, EVENT_HANDSHAKE_FAILED_PROTOCOL,
 };
 use crate::io::peer::socket_pipes;
-use crate::io::session::{ActivityGuard, SessionCtl};
+use crate::io::session::SessionCtl;
 use crate::io::stream::AsyncStream;
 use crate::option::Options;
 use crate::pattern::mailbox::SocketCommand;

@@ -3,6 +3,7 @@
 //! buffers, heartbeats, wake-ups, and the monitor's event sink. Nothing here knows a socket
 //! type or a `Socket`: events leave through a sink the socket layer installs.
 
+pub(crate) mod activity;
 pub(crate) mod deadlines;
 pub(crate) mod engine;
 pub(crate) mod frame_limit;

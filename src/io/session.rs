@@ -3,7 +3,7 @@
 //! when the socket goes away, and the way to wake whoever drives the pipes now.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ferromq_pipe::Notify;
@@ -109,87 +109,5 @@ impl SessionCtl {
             }
             notified.await;
         }
-    }
-}
-
-/// Counts what a context termination waits for: open sockets and live sessions.
-#[derive(Debug, Default)]
-pub(crate) struct Activity {
-    count: Mutex<usize>,
-    cond: Condvar,
-    /// Wakes async waiters ([`Activity::idle`]) as `cond` wakes blocking ones.
-    idle: tokio::sync::Notify,
-}
-
-/// Holds one count of an [`Activity`] while alive.
-#[derive(Debug)]
-pub(crate) struct ActivityGuard(Arc<Activity>);
-
-impl Activity {
-    pub(crate) fn enter(self: &Arc<Self>) -> ActivityGuard {
-        if let Ok(mut n) = self.count.lock() {
-            *n += 1;
-        }
-        ActivityGuard(Arc::clone(self))
-    }
-
-    fn is_idle(&self) -> bool {
-        self.count.lock().map_or(true, |n| *n == 0)
-    }
-
-    /// Resolves once nothing is active, without blocking the thread that awaits it.
-    pub(crate) async fn idle(&self) {
-        loop {
-            let notified = self.idle.notified();
-            let mut notified = std::pin::pin!(notified);
-            // Registered before the check, so a guard dropped after it still wakes us.
-            notified.as_mut().enable();
-            if self.is_idle() {
-                return;
-            }
-            notified.await;
-        }
-    }
-
-    /// Blocks until nothing is active.
-    pub(crate) fn wait_idle(&self) {
-        let Ok(mut n) = self.count.lock() else {
-            return;
-        };
-        while *n > 0 {
-            n = match self.cond.wait(n) {
-                Ok(n) => n,
-                Err(_) => return,
-            };
-        }
-    }
-}
-
-impl Drop for ActivityGuard {
-    fn drop(&mut self) {
-        if let Ok(mut n) = self.0.count.lock() {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                self.0.cond.notify_all();
-                self.0.idle.notify_waiters();
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn activity_waits_for_guards() {
-        let a = Arc::new(Activity::default());
-        let g = a.enter();
-        let a2 = Arc::clone(&a);
-        let t = std::thread::spawn(move || a2.wait_idle());
-        std::thread::sleep(std::time::Duration::from_millis(10));
-        assert!(!t.is_finished());
-        drop(g);
-        t.join().unwrap();
     }
 }

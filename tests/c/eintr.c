@@ -1,6 +1,6 @@
 /* A signal interrupts blocking calls with EINTR (issue 13, defect 4), as in libzmq: a SIGALRM
-   handler installed without SA_RESTART ends a blocking zmq_recv, zmq_send and zmq_poll with
-   -1/EINTR, so Ctrl-C and alarms can stop a program blocked in ZeroMQ. */
+   handler installed without SA_RESTART ends a blocking zmq_recv, zmq_send, zmq_poll and
+   zmq_ctx_term with -1/EINTR, so Ctrl-C and alarms can stop a program blocked in ZeroMQ. */
 #define _GNU_SOURCE
 #include "testutil.h"
 
@@ -67,8 +67,17 @@ int main (void)
     CHECK (recv_str (pull, buf, sizeof buf, 0) == 5);
 
     zmq_close (push);
+
+    /* zmq_ctx_term waits for pull, still open: a signal ends the wait with EINTR and the
+       context stays shut down (pull's calls and a new socket fail with ETERM); once pull is
+       closed, a second term completes. */
+    alarm_in (100);
+    CHECK_ERR (zmq_ctx_term (ctx), EINTR);
+    CHECK (alarms == 4);
+    CHECK_ERR (zmq_recv (pull, buf, sizeof buf, 0), ETERM);
+    CHECK (zmq_socket (ctx, ZMQ_PAIR) == NULL && zmq_errno () == ETERM);
     zmq_close (pull);
-    zmq_ctx_term (ctx);
+    CHECK (zmq_ctx_term (ctx) == 0);
     if (failures)
         return 1;
     printf ("ok\n");
