@@ -433,10 +433,10 @@ int zmq_bind(void *s, const char *endpoint);
 // Connects to an endpoint; tcp and ipc connect (and reconnect) in the background.
 int zmq_connect(void *s, const char *endpoint);
 
-// Stops listening on a bound endpoint (`ENOENT` if it is not bound).
+// Stops listening on a bound endpoint (`ENOENT` if it is not bound; as libzmq, `EINVAL` for a
 int zmq_unbind(void *s, const char *endpoint);
 
-// Drops a connected endpoint (`ENOENT` if it is not connected).
+// Drops a connected endpoint (`ENOENT` if it is not connected; `EINVAL` and `EPROTONOSUPPORT`
 int zmq_disconnect(void *s, const char *endpoint);
 
 // Sets a socket option: `optval` holds `optvallen` bytes (a C `int` for integer options).

@@ -264,7 +264,8 @@ pub unsafe extern "C" fn zmq_connect(s: *mut c_void, endpoint: *const c_char) ->
     attach_call(s, endpoint, Socket::connect)
 }
 
-/// Stops listening on a bound endpoint (`ENOENT` if it is not bound).
+/// Stops listening on a bound endpoint (`ENOENT` if it is not bound; as libzmq, `EINVAL` for a
+/// string that is no `transport://address` and `EPROTONOSUPPORT` for an unknown transport).
 ///
 /// # Safety
 /// As for [`zmq_bind`].
@@ -273,7 +274,8 @@ pub unsafe extern "C" fn zmq_unbind(s: *mut c_void, endpoint: *const c_char) -> 
     endpoint_call(s, endpoint, Socket::unbind)
 }
 
-/// Drops a connected endpoint (`ENOENT` if it is not connected).
+/// Drops a connected endpoint (`ENOENT` if it is not connected; `EINVAL` and `EPROTONOSUPPORT`
+/// as for [`zmq_unbind`]).
 ///
 /// # Safety
 /// As for [`zmq_bind`].

@@ -20,7 +20,7 @@ use crate::api::multipart::Multipart;
 use crate::api::send_error::SendError;
 use crate::connect::connecter::{connect_loop, Target};
 use crate::connect::connection::SocketLink;
-use crate::connect::endpoint::{resolve_for_unbind, Endpoint};
+use crate::connect::endpoint::{check_uri, resolve_for_unbind, Endpoint};
 use crate::connect::listener::{
     accept_loop, adopt_listener, adopt_tcp, bind_tcp, Bound, FdKind, ListenerCtl,
 };
@@ -395,6 +395,7 @@ impl Socket {
         if self.ctx.is_terminated() {
             return Err(Error::Term);
         }
+        check_uri(endpoint)?;
         let pos = self
             .binds
             .iter()
@@ -429,6 +430,7 @@ impl Socket {
         if self.ctx.is_terminated() {
             return Err(Error::Term);
         }
+        check_uri(endpoint)?;
         let pos = self
             .connects
             .iter()

@@ -73,8 +73,7 @@ async fn open(
             set_maxrt(socket2::SockRef::from(&stream), options);
             Ok(AsyncStream::Tcp(stream))
         }
-        // Not reported as CLOSED: the standard library makes and closes the socket unseen.
-        Target::Ipc(path) => Ok(AsyncStream::Unix(ipc_connect(path).map_err(|_| None)?)),
+        Target::Ipc(path) => Ok(AsyncStream::Unix(ipc_connect(path)?)),
     }
 }
 

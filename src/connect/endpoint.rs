@@ -23,20 +23,31 @@ pub(crate) struct TcpAddr {
 
 impl Endpoint {
     pub(crate) fn parse(s: &str) -> Result<Endpoint> {
-        let (scheme, rest) = s.split_once("://").ok_or(Error::Invalid)?;
+        let (scheme, rest) = split_uri(s)?;
         match scheme {
             "tcp" => parse_tcp(rest).map(Endpoint::Tcp),
-            "ipc" if !rest.is_empty() => {
-                check_ipc_path(rest).map(|()| Endpoint::Ipc(rest.to_owned()))
-            }
-            "inproc" if !rest.is_empty() => Ok(Endpoint::Inproc(rest.to_owned())),
-            "ipc" | "inproc" => Err(Error::Invalid),
-            "pgm" | "epgm" | "norm" | "vmci" | "udp" | "tipc" | "ws" | "wss" => {
-                Err(Error::ProtoNoSupport)
-            }
-            _ => Err(Error::ProtoNoSupport),
+            "ipc" => check_ipc_path(rest).map(|()| Endpoint::Ipc(rest.to_owned())),
+            _ => Ok(Endpoint::Inproc(rest.to_owned())),
         }
     }
+}
+
+/// The check libzmq makes first on every endpoint, unbind's and disconnect's too (parse_uri,
+/// check_protocol): `scheme://rest` with neither part empty (EINVAL), and a transport this
+/// library has (EPROTONOSUPPORT for pgm, udp, ws and the like, and for unknown ones).
+pub(crate) fn check_uri(s: &str) -> Result<()> {
+    split_uri(s).map(drop)
+}
+
+fn split_uri(s: &str) -> Result<(&str, &str)> {
+    let (scheme, rest) = s.split_once("://").ok_or(Error::Invalid)?;
+    if scheme.is_empty() || rest.is_empty() {
+        return Err(Error::Invalid);
+    }
+    if !matches!(scheme, "tcp" | "ipc" | "inproc") {
+        return Err(Error::ProtoNoSupport);
+    }
+    Ok((scheme, rest))
 }
 
 /// libzmq's `ipc_address_t::resolve` rules, checked at bind and at connect alike: the path
@@ -77,22 +88,15 @@ pub(crate) fn check_tcp_connect_syntax(address: &str) -> Result<()> {
 }
 
 fn parse_tcp(rest: &str) -> Result<TcpAddr> {
-    let (source, dest) = match rest.split_once(';') {
+    // libzmq splits at the last `;` (tcp_address_t::resolve's strrchr).
+    let (source, dest) = match rest.rsplit_once(';') {
         Some((src, dst)) => (Some(src.to_owned()), dst),
         None => (None, rest),
     };
-    let (host, port) = dest.rsplit_once(':').ok_or(Error::Invalid)?;
+    let (host, port) = split_host_port(dest)?;
     if host.is_empty() {
         return Err(Error::Invalid);
     }
-    let port = match port {
-        "*" | "0" => None,
-        p => Some(p.parse::<u16>().map_err(|_| Error::Invalid)?),
-    };
-    let host = host
-        .strip_prefix('[')
-        .and_then(|h| h.strip_suffix(']'))
-        .unwrap_or(host);
     Ok(TcpAddr {
         source,
         host: host.to_owned(),
@@ -100,19 +104,32 @@ fn parse_tcp(rest: &str) -> Result<TcpAddr> {
     })
 }
 
+/// `host:port` with the host's brackets removed; the port `*` or `0` is `None` (ephemeral),
+/// any other must be a number from 1 to 65535. libzmq reads it with atoi and truncates to 16
+/// bits, so that `5555x` is 5555 and `99999` is 34463 there; ferromq refuses both (EINVAL).
+fn split_host_port(address: &str) -> Result<(&str, Option<u16>)> {
+    let (host, port) = address.rsplit_once(':').ok_or(Error::Invalid)?;
+    let port = match port {
+        "*" | "0" => None,
+        p => match p.parse::<u16>() {
+            Ok(0) | Err(_) => return Err(Error::Invalid),
+            Ok(n) => Some(n),
+        },
+    };
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    Ok((host, port))
+}
+
 impl TcpAddr {
-    /// The address to bind: `*` is every interface (IPv6 `::` when `ipv6`).
+    /// The address to bind, by libzmq's rules for a local address ([`resolve_local`]). A
+    /// source part (`tcp://src;addr`) must resolve by the same rules and is then ignored, as
+    /// libzmq's listener does.
     pub(crate) fn bind_addr(&self, ipv6: bool) -> Result<SocketAddr> {
-        let port = self.port.unwrap_or(0);
-        if self.host == "*" {
-            let ip = if ipv6 {
-                IpAddr::V6(Ipv6Addr::UNSPECIFIED)
-            } else {
-                IpAddr::V4(Ipv4Addr::UNSPECIFIED)
-            };
-            return Ok(SocketAddr::new(ip, port));
-        }
-        resolve(&self.host, port, ipv6).map_err(|_| Error::NoDev)
+        self.source_addr(ipv6)?;
+        resolve_local(&self.host, self.port.unwrap_or(0), ipv6)
     }
 
     /// The address to connect to. Port 0 is connected to as given, as libzmq does (the kernel
@@ -126,45 +143,61 @@ impl TcpAddr {
         resolve(&self.host, port, ipv6)
     }
 
-    /// The host and port of `tcp://src;dst`'s `src` (`host:port` or `host`; port 0 if none).
-    fn source_host(&self) -> Option<(&str, u16)> {
-        let src = self.source.as_deref()?;
-        let (host, port) = match src.rsplit_once(':') {
-            Some((h, p)) if !h.ends_with(':') && (p == "*" || p.parse::<u16>().is_ok()) => {
-                (h, p.parse::<u16>().unwrap_or(0))
-            }
-            _ => (src, 0),
-        };
-        let host = host
-            .strip_prefix('[')
-            .and_then(|h| h.strip_suffix(']'))
-            .unwrap_or(host);
-        Some((host, port))
-    }
-
-    /// Whether resolving this endpoint for a connect asks the system resolver (a host name,
-    /// for the destination or the source), which may block for as long as DNS takes, rather
-    /// than only parsing IP literals and `*`.
+    /// Whether resolving this endpoint for a connect asks the system resolver (a host name),
+    /// which may block for as long as DNS takes, rather than only parsing IP literals. The
+    /// source part never does: it is resolved as a local address.
     pub(crate) fn names_a_host(&self) -> bool {
-        let is_name = |host: &str| host != "*" && host.parse::<IpAddr>().is_err();
-        is_name(&self.host) || self.source_host().is_some_and(|(host, _)| is_name(host))
+        self.host.parse::<IpAddr>().is_err()
     }
 
-    /// The source address of `tcp://src;dst` (`src` is `host:port` or `host`).
+    /// The source address of `tcp://src;dst`: `src` is `host:port` (port `*` or 0 for any),
+    /// resolved as a bind's address is (libzmq: EINVAL without a port, ENODEV for a host that
+    /// is neither `*`, an interface name nor a numeric address).
     pub(crate) fn source_addr(&self, ipv6: bool) -> Result<Option<SocketAddr>> {
-        let Some((host, port)) = self.source_host() else {
+        let Some(src) = self.source.as_deref() else {
             return Ok(None);
         };
-        if host == "*" {
-            let ip = if ipv6 {
-                IpAddr::V6(Ipv6Addr::UNSPECIFIED)
-            } else {
-                IpAddr::V4(Ipv4Addr::UNSPECIFIED)
-            };
-            return Ok(Some(SocketAddr::new(ip, port)));
-        }
-        resolve(host, port, ipv6).map(Some)
+        let (host, port) = split_host_port(src)?;
+        resolve_local(host, port.unwrap_or(0), ipv6).map(Some)
     }
+}
+
+/// libzmq's rules for a local address (a bind's, or a connect's source; ip_resolver_t with
+/// bindable, NIC names and no DNS): `*` is every interface (`::` when `ipv6`); a network
+/// interface's name is its first address of the socket's family (IPv6 when `ipv6`, else
+/// IPv4), as zmq_tcp(7) documents for `tcp://eth0:5555`; otherwise the host must be a numeric
+/// address. Anything else, a host name among them, is ENODEV.
+fn resolve_local(host: &str, port: u16, ipv6: bool) -> Result<SocketAddr> {
+    if host == "*" {
+        let ip = if ipv6 {
+            IpAddr::V6(Ipv6Addr::UNSPECIFIED)
+        } else {
+            IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+        };
+        return Ok(SocketAddr::new(ip, port));
+    }
+    if let Some(ip) = interface_address(host, ipv6) {
+        return Ok(SocketAddr::new(ip, port));
+    }
+    match host.parse::<IpAddr>() {
+        Ok(ip) if ip.is_ipv4() || ipv6 => Ok(SocketAddr::new(ip, port)),
+        _ => Err(Error::NoDev),
+    }
+}
+
+/// The first address of the wanted family on the interface called `name`, in the order
+/// getifaddrs lists them (libzmq's resolve_nic_name); `None` when there is no such interface
+/// or it has no address of that family.
+fn interface_address(name: &str, ipv6: bool) -> Option<IpAddr> {
+    if name.parse::<IpAddr>().is_ok() {
+        return None;
+    }
+    if_addrs::get_if_addrs()
+        .ok()?
+        .into_iter()
+        .filter(|interface| interface.name == name)
+        .map(|interface| interface.ip())
+        .find(|ip| ip.is_ipv6() == ipv6)
 }
 
 /// The bound endpoint an unbind of `endpoint` means when no bind resolved to that exact text:
@@ -251,7 +284,15 @@ mod tests {
         assert_eq!(Endpoint::parse("tcp:/x"), Err(Error::Invalid));
         assert_eq!(Endpoint::parse("tcp://host"), Err(Error::Invalid));
         assert_eq!(Endpoint::parse("tcp://h:99999"), Err(Error::Invalid));
+        assert_eq!(Endpoint::parse("tcp://h:5555x"), Err(Error::Invalid));
+        assert_eq!(Endpoint::parse("tcp://h:-1"), Err(Error::Invalid));
         assert_eq!(Endpoint::parse("foo://x"), Err(Error::ProtoNoSupport));
+        assert_eq!(Endpoint::parse("ws://h:5"), Err(Error::ProtoNoSupport));
+        assert_eq!(Endpoint::parse("://x"), Err(Error::Invalid));
+        assert_eq!(Endpoint::parse("foo://"), Err(Error::Invalid));
+        assert_eq!(check_uri("bogus"), Err(Error::Invalid));
+        assert_eq!(check_uri("bogus://x"), Err(Error::ProtoNoSupport));
+        assert_eq!(check_uri("tcp://not an address"), Ok(()));
         assert_eq!(Endpoint::parse("inproc://"), Err(Error::Invalid));
         assert_eq!(Endpoint::parse("ipc://@"), Err(Error::Invalid));
         let long = format!("ipc:///tmp/{}", "a".repeat(103));
@@ -306,16 +347,83 @@ mod tests {
 
     #[test]
     fn names_a_host_only_for_names() {
-        let tcp = |s: &str| match Endpoint::parse(s).unwrap() {
-            Endpoint::Tcp(t) => t,
-            other => panic!("tcp expected, got {other:?}"),
-        };
         assert!(!tcp("tcp://127.0.0.1:5").names_a_host());
         assert!(!tcp("tcp://[::1]:5").names_a_host());
         assert!(!tcp("tcp://*:5;127.0.0.1:5").names_a_host());
         assert!(!tcp("tcp://[::1]:0;[::1]:5").names_a_host());
         assert!(tcp("tcp://localhost:5").names_a_host());
-        assert!(tcp("tcp://localhost;127.0.0.1:5").names_a_host());
-        assert!(tcp("tcp://localhost:7;127.0.0.1:5").names_a_host());
+        // A source is a local address: an interface name at most, never looked up.
+        assert!(!tcp("tcp://localhost:7;127.0.0.1:5").names_a_host());
+    }
+
+    fn tcp(s: &str) -> TcpAddr {
+        match Endpoint::parse(s) {
+            Ok(Endpoint::Tcp(t)) => t,
+            other => panic!("{s}: tcp expected, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn local_addresses_follow_libzmq() {
+        let bind = |s: &str, ipv6: bool| tcp(s).bind_addr(ipv6);
+        assert_eq!(
+            bind("tcp://*:0", false).unwrap(),
+            "0.0.0.0:0".parse().unwrap()
+        );
+        assert_eq!(bind("tcp://*:7", true).unwrap(), "[::]:7".parse().unwrap());
+        assert_eq!(
+            bind("tcp://127.0.0.1:7", false).unwrap(),
+            "127.0.0.1:7".parse().unwrap()
+        );
+        assert_eq!(bind("tcp://[::1]:7", false), Err(Error::NoDev));
+        assert_eq!(
+            bind("tcp://[::1]:7", true).unwrap(),
+            "[::1]:7".parse().unwrap()
+        );
+        // No DNS for a local address.
+        assert_eq!(bind("tcp://localhost:7", false), Err(Error::NoDev));
+        assert_eq!(bind("tcp://no-such-interface0:7", false), Err(Error::NoDev));
+        // A source part must itself be a local address with a port; then it is ignored.
+        assert_eq!(
+            bind("tcp://127.0.0.1;127.0.0.1:7", false),
+            Err(Error::Invalid)
+        );
+        assert_eq!(
+            bind("tcp://localhost:0;127.0.0.1:7", false),
+            Err(Error::NoDev)
+        );
+        assert!(bind("tcp://127.0.0.1:0;127.0.0.1:7", false).is_ok());
+        // The last `;` splits, as libzmq's strrchr.
+        assert_eq!(tcp("tcp://a;b;127.0.0.1:7").source.as_deref(), Some("a;b"));
+        assert_eq!(
+            tcp("tcp://*:*;127.0.0.1:7").source_addr(false).unwrap(),
+            Some("0.0.0.0:0".parse().unwrap())
+        );
+    }
+
+    /// The loopback interface by name, where the machine has one called `lo` (Linux).
+    #[test]
+    fn an_interface_name_is_its_address() {
+        let Ok(interfaces) = if_addrs::get_if_addrs() else {
+            return;
+        };
+        for ipv6 in [false, true] {
+            let Some(want) = interfaces
+                .iter()
+                .filter(|i| i.name == "lo")
+                .map(if_addrs::Interface::ip)
+                .find(|ip| ip.is_ipv6() == ipv6)
+            else {
+                continue;
+            };
+            assert_eq!(
+                tcp("tcp://lo:7").bind_addr(ipv6).unwrap(),
+                SocketAddr::new(want, 7)
+            );
+            assert_eq!(
+                tcp("tcp://lo:9;127.0.0.1:7").source_addr(ipv6).unwrap(),
+                Some(SocketAddr::new(want, 9))
+            );
+        }
     }
 }

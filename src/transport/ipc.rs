@@ -2,8 +2,11 @@
 //! bind, as libzmq does), the Linux abstract namespace (`ipc://@name`), and `ipc://*`, which
 //! picks a fresh path under the temp dir.
 
+use std::ffi::OsStr;
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::linux::net::SocketAddrExt;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -14,14 +17,28 @@ fn abstract_name(path: &str) -> Option<&str> {
     path.strip_prefix('@')
 }
 
-/// Connects (Unix sockets connect at once or fail: no need to go async).
-pub(crate) fn ipc_connect(path: &str) -> Result<tokio::net::UnixStream> {
-    let std = match abstract_name(path) {
-        Some(name) => UnixStream::connect_addr(&SocketAddr::from_abstract_name(name)?)?,
-        None => UnixStream::connect(path)?,
-    };
-    std.set_nonblocking(true)?;
-    Ok(tokio::net::UnixStream::from_std(std)?)
+/// Connects (Unix sockets connect at once or fail: no need to go async). On failure, the
+/// descriptor of the socket made for the attempt, closed by now, if one was made: libzmq's
+/// ipc connecter reports it as ZMQ_EVENT_CLOSED before CONNECT_RETRIED.
+pub(crate) fn ipc_connect(
+    path: &str,
+) -> std::result::Result<tokio::net::UnixStream, Option<RawFd>> {
+    let addr = match abstract_name(path) {
+        // A leading NUL makes the address abstract.
+        Some(name) => {
+            socket2::SockAddr::unix(OsStr::from_bytes(&[b"\0", name.as_bytes()].concat()))
+        }
+        None => socket2::SockAddr::unix(path),
+    }
+    .map_err(|_| None)?;
+    let socket = socket2::Socket::new(socket2::Domain::UNIX, socket2::Type::STREAM.cloexec(), None)
+        .map_err(|_| None)?;
+    let fd = socket.as_raw_fd();
+    // Connected blocking, as before: a listener with a full backlog makes the connect wait
+    // rather than fail with EAGAIN.
+    socket.connect(&addr).map_err(|_| Some(fd))?;
+    socket.set_nonblocking(true).map_err(|_| Some(fd))?;
+    tokio::net::UnixStream::from_std(UnixStream::from(OwnedFd::from(socket))).map_err(|_| Some(fd))
 }
 
 /// What a listener bound: the path, and for a file path the file it created, so that closing

@@ -3,7 +3,7 @@
    reported on the monitor as CONNECT_DELAYED (the EINPROGRESS step), CLOSED (the attempt's
    socket) then CONNECT_RETRIED (with the interval, libzmq's RECONNECT_IVL plus a jitter below
    RECONNECT_IVL), again and again, never CONNECTED. A refused connect reports the same
-   CLOSED then CONNECT_RETRIED.
+   CLOSED then CONNECT_RETRIED, over tcp and over ipc.
    The peer is a listener whose accept queue is full (backlog 0, never accepted, one plain
    connection filling it): the kernel drops further SYNs, so without the option the connect
    would hang for the OS's own timeout (minutes). The first retry cannot come before the
@@ -50,20 +50,21 @@ static int next_event (void *mon, unsigned *value)
     return event;
 }
 
-/* A refused connect (`ep`'s listener is closed): CLOSED, then CONNECT_RETRIED. */
-static void check_refused (void *ctx, const char *ep)
+/* A refused connect (`ep`'s listener is closed, or no ipc socket file): CLOSED (the
+   attempt's socket), then CONNECT_RETRIED; `mon_ep` is the monitor's inproc endpoint. */
+static void check_refused (void *ctx, const char *ep, const char *mon_ep)
 {
     void *push = zmq_socket (ctx, ZMQ_PUSH);
     set_timeouts (push, 0);
     int ivl = IVL_MS;
     CHECK (zmq_setsockopt (push, ZMQ_RECONNECT_IVL, &ivl, sizeof ivl) == 0);
-    CHECK (zmq_socket_monitor (push, "inproc://connect-refused-mon",
+    CHECK (zmq_socket_monitor (push, mon_ep,
                                ZMQ_EVENT_CLOSED | ZMQ_EVENT_CONNECT_RETRIED
                                  | ZMQ_EVENT_CONNECTED)
            == 0);
     void *mon = zmq_socket (ctx, ZMQ_PAIR);
     set_timeouts (mon, 10000);
-    CHECK (zmq_connect (mon, "inproc://connect-refused-mon") == 0);
+    CHECK (zmq_connect (mon, mon_ep) == 0);
     CHECK (zmq_connect (push, ep) == 0);
     for (int round = 0; round < 2; round++) {
         unsigned value = 0;
@@ -121,7 +122,10 @@ int main (void)
     zmq_close (push);
     close (filler);
     close (listener);
-    check_refused (ctx, ep);
+    check_refused (ctx, ep, "inproc://connect-refused-tcp");
+    char ipc[64];
+    snprintf (ipc, sizeof ipc, "ipc:///tmp/ferromq-refused-%d.ipc", (int) getpid ());
+    check_refused (ctx, ipc, "inproc://connect-refused-ipc");
     CHECK (zmq_ctx_term (ctx) == 0);
     if (failures) {
         fprintf (stderr, "%d check(s) failed\n", failures);

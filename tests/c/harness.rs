@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
+use std::time::Duration;
 
 /// The workspace root (the parent of the `ferromq-tests` package).
 pub fn workspace_root() -> PathBuf {
@@ -357,4 +358,17 @@ pub fn build_both(scratch: &str, source: &str, stem: &str) -> (PathBuf, PathBuf)
         compile_against_libzmq(&source, &theirs);
     }
     (ours, theirs)
+}
+
+/// Builds `source` against ferromq and against Debian's libzmq3-dev and runs both, each of
+/// which must print "ok". For checks the bundled libzmq cannot stand in for (`why`: what its
+/// build leaves out): without libzmq3-dev only ferromq's half runs.
+pub fn assert_ok_beside_system_libzmq(scratch: &str, source: &str, stem: &str, why: &str) {
+    let (ours, theirs) = build_both(scratch, source, stem);
+    assert_ok(&run_args(&ours, &[], Duration::from_secs(60)));
+    if system_libzmq() {
+        assert_ok(&run_args(&theirs, &[], Duration::from_secs(60)));
+    } else {
+        eprintln!("skip: the libzmq half needs libzmq3-dev ({why})");
+    }
 }

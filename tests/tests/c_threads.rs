@@ -5,18 +5,15 @@
 //! and ZMQ_HAVE_PTHREAD_SET_AFFINITY, so it neither names nor pins its threads; without
 //! libzmq3-dev only ferromq's half runs.
 
-use std::time::Duration;
-
 #[path = "../c/harness.rs"]
 mod harness;
 
 #[test]
 fn thread_names_and_affinity_on_both() {
-    let (ours, theirs) = harness::build_both("c-threads", "threads.c", "threads");
-    harness::assert_ok(&harness::run_args(&ours, &[], Duration::from_secs(60)));
-    if harness::system_libzmq() {
-        harness::assert_ok(&harness::run_args(&theirs, &[], Duration::from_secs(60)));
-    } else {
-        eprintln!("skip: the libzmq half needs libzmq3-dev (the bundled build names no threads)");
-    }
+    harness::assert_ok_beside_system_libzmq(
+        "c-threads",
+        "threads.c",
+        "threads",
+        "the bundled build names no threads",
+    );
 }
