@@ -2,7 +2,10 @@
    libzmq 4.3 gives them: a message that came over tcp or ipc names the descriptor of the
    connection it came in on (the accepted socket, whose local address is the bound endpoint),
    the peer's address and its socket type; an inproc message has none of them (-1 / NULL with
-   EINVAL: libzmq attaches no metadata to inproc messages).
+   EINVAL: libzmq attaches no metadata to inproc messages). A STREAM socket's messages, its
+   connect notification and the raw data alike, carry Peer-Address and ZMQ_SRCFD too (libzmq's
+   raw engine attaches the same connection properties), and no Socket-Type (a raw peer
+   announces nothing).
    Prints "ok", or names the failed checks and exits 1. */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
@@ -60,12 +63,50 @@ static void check_transport (void *ctx, const char *endpoint, int family,
     zmq_close (push);
 }
 
+/* A STREAM server's messages from a raw STREAM client over tcp: the notification's two
+   frames and the data's. */
+static void check_stream (void *ctx)
+{
+    void *server = zmq_socket (ctx, ZMQ_STREAM);
+    void *client = zmq_socket (ctx, ZMQ_STREAM);
+    set_timeouts (server, 2000);
+    set_timeouts (client, 2000);
+    char ep[256];
+    CHECK (bind_resolved (server, "tcp://127.0.0.1:*", ep, sizeof ep) == 0);
+    CHECK (zmq_connect (client, ep) == 0);
+    /* The client's notification names the connection: send data back along it. */
+    unsigned char id[256];
+    int id_size = zmq_recv (client, id, sizeof id, 0);
+    CHECK (id_size > 0 && rcvmore (client));
+    char buf[16];
+    CHECK (zmq_recv (client, buf, sizeof buf, 0) == 0);
+    CHECK (zmq_send (client, id, (size_t) id_size, ZMQ_SNDMORE) == id_size);
+    CHECK (send_str (client, "data", 0) == 4);
+    /* Server: id + empty (connected), then id + "data". */
+    int sizes[4] = {-1, 0, -1, 4};
+    for (int i = 0; i < 4; i++) {
+        zmq_msg_t msg;
+        zmq_msg_init (&msg);
+        int size = zmq_msg_recv (&msg, server, 0);
+        CHECK (size >= 0 && (sizes[i] < 0 || size == sizes[i]));
+        const char *address = zmq_msg_gets (&msg, "Peer-Address");
+        CHECK (address != NULL && strcmp (address, "127.0.0.1") == 0);
+        CHECK (zmq_msg_get (&msg, ZMQ_SRCFD) >= 0);
+        errno = 0;
+        CHECK (zmq_msg_gets (&msg, "Socket-Type") == NULL && errno == EINVAL);
+        zmq_msg_close (&msg);
+    }
+    zmq_close (client);
+    zmq_close (server);
+}
+
 int main (void)
 {
     void *ctx = zmq_ctx_new ();
     check_transport (ctx, "tcp://127.0.0.1:*", AF_INET, "127.0.0.1");
     check_transport (ctx, "ipc://*", AF_UNIX, "localhost");
     check_transport (ctx, "inproc://srcfd", 0, NULL);
+    check_stream (ctx);
     zmq_msg_t empty;
     zmq_msg_init (&empty);
     errno = 0;
