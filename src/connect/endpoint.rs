@@ -147,7 +147,8 @@ impl TcpAddr {
     /// which may block for as long as DNS takes, rather than only parsing IP literals. The
     /// source part never does: it is resolved as a local address.
     pub(crate) fn names_a_host(&self) -> bool {
-        self.host.parse::<IpAddr>().is_err()
+        let host = self.host.rsplit_once('%').map_or(&*self.host, |(h, _)| h);
+        host.parse::<IpAddr>().is_err()
     }
 
     /// The source address of `tcp://src;dst`: `src` is `host:port` (port `*` or 0 for any),
@@ -168,20 +169,54 @@ impl TcpAddr {
 /// IPv4), as zmq_tcp(7) documents for `tcp://eth0:5555`; otherwise the host must be a numeric
 /// address. Anything else, a host name among them, is ENODEV.
 fn resolve_local(host: &str, port: u16, ipv6: bool) -> Result<SocketAddr> {
+    let (host, zone) = split_zone(host)?;
     if host == "*" {
         let ip = if ipv6 {
             IpAddr::V6(Ipv6Addr::UNSPECIFIED)
         } else {
             IpAddr::V4(Ipv4Addr::UNSPECIFIED)
         };
-        return Ok(SocketAddr::new(ip, port));
+        return Ok(with_zone(SocketAddr::new(ip, port), zone));
     }
     if let Some(ip) = interface_address(host, ipv6) {
-        return Ok(SocketAddr::new(ip, port));
+        return Ok(with_zone(SocketAddr::new(ip, port), zone));
     }
     match host.parse::<IpAddr>() {
-        Ok(ip) if ip.is_ipv4() || ipv6 => Ok(SocketAddr::new(ip, port)),
+        Ok(ip) if ip.is_ipv4() || ipv6 => Ok(with_zone(SocketAddr::new(ip, port), zone)),
         _ => Err(Error::NoDev),
+    }
+}
+
+/// A host's IPv6 zone (RFC 4007: `fe80::1%eth0`, `fe80::1%2`), split off as libzmq's
+/// ip_resolver does before anything else: an interface name (when it starts with a letter) or
+/// its index; empty, unknown or 0 is EINVAL. 0 when there is none.
+fn split_zone(host: &str) -> Result<(&str, u32)> {
+    let Some((host, zone)) = host.rsplit_once('%') else {
+        return Ok((host, 0));
+    };
+    let id = if zone.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        if_addrs::get_if_addrs()
+            .ok()
+            .and_then(|all| all.into_iter().find(|i| i.name == zone))
+            .and_then(|i| i.index)
+            .unwrap_or(0)
+    } else {
+        zone.parse().unwrap_or(0)
+    };
+    if id == 0 {
+        return Err(Error::Invalid);
+    }
+    Ok((host, id))
+}
+
+/// The zone as the scope of an IPv6 address; an IPv4 one has none (libzmq ignores it there).
+fn with_zone(addr: SocketAddr, zone: u32) -> SocketAddr {
+    match addr {
+        SocketAddr::V6(mut v6) if zone != 0 => {
+            v6.set_scope_id(zone);
+            SocketAddr::V6(v6)
+        }
+        other => other,
     }
 }
 
@@ -217,11 +252,12 @@ pub(crate) fn resolve_for_unbind(endpoint: &str, ipv6: bool) -> Option<String> {
 /// name asks the system resolver (getaddrinfo), which blocks: a connect calls this on the
 /// blocking pool (src/connect/resolver.rs), never on the management thread.
 fn resolve(host: &str, port: u16, ipv6: bool) -> Result<SocketAddr> {
+    let (host, zone) = split_zone(host)?;
     if let Ok(ip) = host.parse::<IpAddr>() {
         if ip.is_ipv6() && !ipv6 {
             return Err(Error::NoDev);
         }
-        return Ok(SocketAddr::new(ip, port));
+        return Ok(with_zone(SocketAddr::new(ip, port), zone));
     }
     #[cfg(test)]
     if let Some(answer) = crate::connect::test_names::lookup(host, port) {
@@ -235,7 +271,7 @@ fn resolve(host: &str, port: u16, ipv6: bool) -> Result<SocketAddr> {
         .iter()
         .find(|a| a.is_ipv4())
         .or_else(|| addrs.iter().find(|a| ipv6 && a.is_ipv6()))
-        .copied()
+        .map(|a| with_zone(*a, zone))
         .ok_or(Error::Invalid)
 }
 
@@ -401,6 +437,30 @@ mod tests {
         );
     }
 
+    #[test]
+    fn ipv6_zones_as_libzmq() {
+        let scope = |a: SocketAddr| match a {
+            SocketAddr::V6(v6) => v6.scope_id(),
+            SocketAddr::V4(_) => 0,
+        };
+        assert_eq!(scope(tcp("tcp://[::1%7]:5").bind_addr(true).unwrap()), 7);
+        assert_eq!(scope(tcp("tcp://[::1%7]:5").connect_addr(true).unwrap()), 7);
+        assert!(!tcp("tcp://[::1%7]:5").names_a_host());
+        // On an IPv4 address the zone is read and dropped.
+        assert_eq!(
+            tcp("tcp://127.0.0.1%7:5").bind_addr(false).unwrap(),
+            "127.0.0.1:5".parse().unwrap()
+        );
+        for bad in [
+            "tcp://[::1%]:5",
+            "tcp://[::1%0]:5",
+            "tcp://[::1%no-such-if0]:5",
+        ] {
+            assert_eq!(tcp(bad).bind_addr(true), Err(Error::Invalid), "{bad}");
+            assert_eq!(tcp(bad).connect_addr(true), Err(Error::Invalid), "{bad}");
+        }
+    }
+
     /// The loopback interface by name, where the machine has one called `lo` (Linux).
     #[test]
     fn an_interface_name_is_its_address() {
@@ -424,6 +484,15 @@ mod tests {
                 tcp("tcp://lo:9;127.0.0.1:7").source_addr(ipv6).unwrap(),
                 Some(SocketAddr::new(want, 9))
             );
+            let lo = interfaces
+                .iter()
+                .find(|i| i.name == "lo")
+                .and_then(|i| i.index);
+            if let (true, Some(index), SocketAddr::V6(v6)) =
+                (ipv6, lo, tcp("tcp://[::1%lo]:7").bind_addr(true).unwrap())
+            {
+                assert_eq!(v6.scope_id(), index);
+            }
         }
     }
 }

@@ -1,8 +1,9 @@
 /* libzmq's rules for a local tcp address, a bind's and a connect's source (`tcp://src;dst`),
    as zmq_tcp(7) gives them: `*`, a network interface's name (`tcp://eth0:5555`, its first
-   address of the socket's family), or a numeric address, and never a DNS lookup; and the
-   first check zmq_unbind and zmq_disconnect make on their argument (EINVAL for a string that
-   is not `transport://address`, EPROTONOSUPPORT for an unknown transport). Uses the loopback
+   address of the socket's family), or a numeric address with an optional IPv6 zone
+   (`[fe80::1%eth0]`), and never a DNS lookup; and the first check zmq_unbind and
+   zmq_disconnect make on their argument (EINVAL for a string that is not
+   `transport://address`, EPROTONOSUPPORT for an unknown transport). Uses the loopback
    interface `lo`. Built by tests/tests/c_bind_local.rs against ferromq and against Debian's
    libzmq 4.3.4, which must both print "ok". */
 #include "testutil.h"
@@ -57,6 +58,17 @@ int main (void)
         bound_prefix (pull6, prefix, sizeof prefix);
         CHECK (strcmp (prefix, "tcp://[::1]:") == 0);
         round_trip (ctx, pull6, "lo:*", 1);
+        /* An IPv6 zone (RFC 4007) by interface name or index; empty, unknown or 0 is EINVAL. */
+        void *zoned = zmq_socket (ctx, ZMQ_PULL);
+        CHECK (zmq_setsockopt (zoned, ZMQ_IPV6, &one, sizeof one) == 0);
+        CHECK (zmq_bind (zoned, "tcp://[::1%lo]:*") == 0);
+        bound_prefix (zoned, prefix, sizeof prefix);
+        CHECK (strcmp (prefix, "tcp://[::1]:") == 0);
+        round_trip (ctx, zoned, "[::1%lo]:0", 1);
+        CHECK_ERR (zmq_bind (zoned, "tcp://[::1%]:*"), EINVAL);
+        CHECK_ERR (zmq_bind (zoned, "tcp://[::1%0]:*"), EINVAL);
+        CHECK_ERR (zmq_bind (zoned, "tcp://[::1%no-such-nic0]:*"), EINVAL);
+        zmq_close (zoned);
     } else {
         CHECK (zmq_errno () == ENODEV);
         fprintf (stderr, "skip: lo has no IPv6 address\n");
@@ -68,6 +80,13 @@ int main (void)
     CHECK_ERR (zmq_bind (s, "tcp://localhost:*"), ENODEV);
     CHECK_ERR (zmq_bind (s, "tcp://no-such-nic0:*"), ENODEV);
     CHECK_ERR (zmq_bind (s, "tcp://[::1]:*"), ENODEV); /* IPv6 without ZMQ_IPV6 */
+    /* A zone on an IPv4 address is read (so it must name an interface) and dropped. */
+    CHECK_ERR (zmq_bind (s, "tcp://127.0.0.1%no-such-nic0:*"), EINVAL);
+    void *v4zone = zmq_socket (ctx, ZMQ_PULL);
+    CHECK (zmq_bind (v4zone, "tcp://127.0.0.1%lo:*") == 0);
+    bound_prefix (v4zone, prefix, sizeof prefix);
+    CHECK (strcmp (prefix, "tcp://127.0.0.1:") == 0);
+    zmq_close (v4zone);
 
     /* A source part at bind must be a local address with a port; then it is ignored. */
     CHECK_ERR (zmq_bind (s, "tcp://127.0.0.1;127.0.0.1:*"), EINVAL);
