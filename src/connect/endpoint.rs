@@ -248,7 +248,7 @@ pub(crate) fn resolve_for_unbind(endpoint: &str, ipv6: bool) -> Option<String> {
     Some(tcp_endpoint_string(&addr))
 }
 
-/// Resolves a host; IPv4 addresses first unless IPv6 is enabled, as libzmq prefers. A host
+/// Resolves a connect's host (the address chosen by [`pick_address`]). A host
 /// name asks the system resolver (getaddrinfo), which blocks: a connect calls this on the
 /// blocking pool (src/connect/resolver.rs), never on the management thread.
 fn resolve(host: &str, port: u16, ipv6: bool) -> Result<SocketAddr> {
@@ -267,12 +267,23 @@ fn resolve(host: &str, port: u16, ipv6: bool) -> Result<SocketAddr> {
         .to_socket_addrs()
         .map_err(|_| Error::Invalid)?
         .collect();
-    addrs
-        .iter()
-        .find(|a| a.is_ipv4())
-        .or_else(|| addrs.iter().find(|a| ipv6 && a.is_ipv6()))
-        .map(|a| with_zone(*a, zone))
+    pick_address(&addrs, ipv6)
+        .map(|a| with_zone(a, zone))
         .ok_or(Error::Invalid)
+}
+
+/// Which of a name's addresses a connect uses, as libzmq's getaddrinfo query picks it: without
+/// ZMQ_IPV6 it asks for IPv4 only (AF_INET) and takes the first; with it, for IPv6 with
+/// IPv4-mapped answers only where the name has no IPv6 address (AF_INET6, AI_V4MAPPED), so the
+/// first IPv6 address wins and an IPv4 one is the fallback.
+fn pick_address(addrs: &[SocketAddr], ipv6: bool) -> Option<SocketAddr> {
+    let first_v4 = || addrs.iter().find(|a| a.is_ipv4());
+    let chosen = if ipv6 {
+        addrs.iter().find(|a| a.is_ipv6()).or_else(first_v4)
+    } else {
+        first_v4()
+    };
+    chosen.copied()
 }
 
 /// The `tcp://` form of a bound address, as ZMQ_LAST_ENDPOINT reports it.
@@ -435,6 +446,18 @@ mod tests {
             tcp("tcp://*:*;127.0.0.1:7").source_addr(false).unwrap(),
             Some("0.0.0.0:0".parse().unwrap())
         );
+    }
+
+    #[test]
+    fn a_names_address_is_picked_as_libzmq() {
+        let v4: SocketAddr = "10.0.0.1:5".parse().unwrap();
+        let v4b: SocketAddr = "10.0.0.2:5".parse().unwrap();
+        let v6: SocketAddr = "[fd00::1]:5".parse().unwrap();
+        assert_eq!(pick_address(&[v6, v4, v4b], false), Some(v4));
+        assert_eq!(pick_address(&[v4, v6], true), Some(v6));
+        assert_eq!(pick_address(&[v4, v4b], true), Some(v4));
+        assert_eq!(pick_address(&[v6], false), None);
+        assert_eq!(pick_address(&[], true), None);
     }
 
     #[test]
