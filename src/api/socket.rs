@@ -335,6 +335,7 @@ impl Socket {
                     ctl: None,
                     pipe: Some(ids),
                 });
+                self.last_endpoint = endpoint.to_owned();
                 return Ok(());
             }
             Endpoint::Tcp(addr) => {
@@ -377,6 +378,7 @@ impl Socket {
             ctl: Some(ctl),
             pipe,
         });
+        self.last_endpoint = endpoint.to_owned();
         Ok(())
     }
 
@@ -816,7 +818,8 @@ impl Socket {
         ev
     }
 
-    /// ZMQ_LAST_ENDPOINT.
+    /// ZMQ_LAST_ENDPOINT: the endpoint of the last successful bind, as resolved (the port the
+    /// system chose for `*`), or of the last connect, as given; libzmq's connect sets it too.
     ///
     /// ```
     /// let ctx = ferromq::Context::new();
@@ -825,6 +828,8 @@ impl Socket {
     /// s.bind("tcp://127.0.0.1:*")?;
     /// let port: u16 = s.last_endpoint()?.rsplit(':').next().unwrap_or("").parse().unwrap_or(0);
     /// assert_ne!(port, 0);
+    /// s.connect("tcp://127.0.0.1:5557")?;
+    /// assert_eq!(s.last_endpoint()?, "tcp://127.0.0.1:5557");
     /// # Ok::<(), ferromq::Error>(())
     /// ```
     pub fn last_endpoint(&self) -> Result<String> {

@@ -86,7 +86,8 @@ static void test_einval (void)
 /* Validation order and endpoint rules of libzmq 4.3: z85 checks the size before any pointer;
    ipc paths longer than sun_path give ENAMETOOLONG, an empty abstract name EINVAL, both at bind
    and at connect; zmq_connect checks a tcp address's syntax (a space in the host is EINVAL);
-   unbind looks up the resolved endpoint, so a wildcard as bound is ENOENT. */
+   unbind looks up the resolved endpoint, so a wildcard as bound is ENOENT; a connect sets
+   ZMQ_LAST_ENDPOINT to its endpoint as given. */
 static void test_validation (void)
 {
     char text[16];
@@ -145,6 +146,15 @@ static void test_validation (void)
     len = sizeof ep;
     CHECK (zmq_getsockopt (s, ZMQ_LAST_ENDPOINT, ep, &len) == 0);
     CHECK (zmq_unbind (s, ep) == 0);
+    /* A connect sets ZMQ_LAST_ENDPOINT too, to the endpoint as given. */
+    const char *targets[] = {"tcp://127.0.0.1:1", "ipc:///nonexistent/errors.ipc",
+                             "inproc://errors-never-bound"};
+    for (int i = 0; i < 3; i++) {
+        CHECK (zmq_connect (s, targets[i]) == 0);
+        len = sizeof ep;
+        CHECK (zmq_getsockopt (s, ZMQ_LAST_ENDPOINT, ep, &len) == 0);
+        CHECK (strcmp (ep, targets[i]) == 0 && len == strlen (targets[i]) + 1);
+    }
     zmq_close (s);
     CHECK (zmq_ctx_term (ctx) == 0);
 }
