@@ -37,6 +37,7 @@ use crate::pattern;
 use crate::pattern::mailbox::{socket_core, Core, Mailbox, Owner};
 use crate::pattern::Lent;
 use crate::runtime::CtxInner;
+use crate::transport::bind_failure::BindFailure;
 use crate::transport::inproc::InprocSide;
 use crate::transport::ipc::{ipc_bind, IpcPath};
 
@@ -233,7 +234,7 @@ impl Socket {
             // libzmq's tcp listener ignores the address when it has USE_FD.
             let fd = self.options.use_fd;
             let (listener, resolved) = adopt_tcp(fd, self.holds_fd(fd))
-                .inspect_err(|e| self.monitor.emit_errno(EVENT_BIND_FAILED, e, endpoint))?;
+                .map_err(|e| self.bind_failed(endpoint, e.into()))?;
             self.last_endpoint = self.start_listener(resolved, Bound::Tcp(listener))?;
             return Ok(());
         }
@@ -248,8 +249,8 @@ impl Socket {
                 endpoint.to_owned()
             }
             Endpoint::Tcp(addr) => {
-                let (listener, resolved) = bind_tcp(&addr, &self.options)
-                    .inspect_err(|e| self.monitor.emit_errno(EVENT_BIND_FAILED, e, endpoint))?;
+                let (listener, resolved) =
+                    bind_tcp(&addr, &self.options).map_err(|f| self.bind_failed(endpoint, f))?;
                 self.start_listener(resolved, Bound::Tcp(listener))?
             }
             Endpoint::Ipc(path) if self.options.use_fd != -1 => {
@@ -257,19 +258,38 @@ impl Socket {
                 let fd = self.options.use_fd;
                 let listener = adopt_listener(fd, FdKind::Ipc, self.holds_fd(fd))
                     .map(UnixListener::from)
-                    .inspect_err(|e| self.monitor.emit_errno(EVENT_BIND_FAILED, e, endpoint))?;
+                    .map_err(|e| self.bind_failed(endpoint, e.into()))?;
                 let resolved = format!("ipc://{path}");
                 self.start_listener(resolved, Bound::Ipc(listener, IpcPath::adopted(&path)))?
             }
             Endpoint::Ipc(path) => {
-                let (listener, path) = ipc_bind(&path)
-                    .inspect_err(|e| self.monitor.emit_errno(EVENT_BIND_FAILED, e, endpoint))?;
+                let (listener, path) = ipc_bind(&path, self.options.backlog)
+                    .map_err(|f| self.bind_failed(endpoint, f))?;
                 let resolved = format!("ipc://{}", path.path);
                 self.start_listener(resolved, Bound::Ipc(listener, path))?
             }
         };
         self.last_endpoint = resolved;
         Ok(())
+    }
+
+    /// Reports a failed bind as libzmq does: ZMQ_EVENT_CLOSED for a listening socket that was
+    /// made and closed (with the endpoint libzmq's listener knew by then: none for tcp, the
+    /// path for ipc), then ZMQ_EVENT_BIND_FAILED with the errno and the address without its
+    /// `transport://`, as libzmq's socket_base names it.
+    fn bind_failed(&self, endpoint: &str, failure: BindFailure) -> Error {
+        if let Some(fd) = failure.closed {
+            let known = if endpoint.starts_with("ipc://") {
+                endpoint
+            } else {
+                ""
+            };
+            self.monitor.emit_fd(EVENT_CLOSED, fd, known);
+        }
+        let address = endpoint.split_once("://").map_or(endpoint, |(_, a)| a);
+        self.monitor
+            .emit_errno(EVENT_BIND_FAILED, &failure.error, address);
+        failure.error
     }
 
     /// Whether a listener of this socket owns descriptor `fd` (ZMQ_USE_FD bound twice).

@@ -29,6 +29,7 @@ use crate::io::stream::AsyncStream;
 use crate::option::Options;
 use crate::pattern::mailbox::SocketCommand;
 use crate::pattern::PeerMetadata;
+use crate::transport::bind_failure::BindFailure;
 use crate::transport::ipc::IpcPath;
 
 /// A bound, listening socket.
@@ -48,7 +49,10 @@ impl Bound {
 }
 
 /// Binds a TCP listener; returns it with its ZMQ_LAST_ENDPOINT.
-pub(crate) fn bind_tcp(addr: &TcpAddr, options: &Options) -> Result<(TcpListener, String)> {
+pub(crate) fn bind_tcp(
+    addr: &TcpAddr,
+    options: &Options,
+) -> std::result::Result<(TcpListener, String), BindFailure> {
     let sockaddr = addr.bind_addr(options.ipv6)?;
     let socket = RawSocket::new(Domain::for_address(sockaddr), Type::STREAM, None)?;
     socket.set_reuse_address(true)?;
@@ -56,8 +60,13 @@ pub(crate) fn bind_tcp(addr: &TcpAddr, options: &Options) -> Result<(TcpListener
         let _ = socket.set_only_v6(false);
     }
     prepare_tcp_socket(&socket, options)?;
-    socket.bind(&sockaddr.into())?;
-    socket.listen(options.backlog)?;
+    let fd = socket.as_raw_fd();
+    if let Err(e) = socket
+        .bind(&sockaddr.into())
+        .and_then(|()| socket.listen(options.backlog))
+    {
+        return Err(BindFailure::of_socket(e, fd));
+    }
     socket.set_nonblocking(true)?;
     let listener: TcpListener = socket.into();
     let local = listener.local_addr()?;

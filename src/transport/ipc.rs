@@ -5,13 +5,12 @@
 use std::ffi::OsStr;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::os::linux::net::SocketAddrExt;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
-use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
+use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::error::{Error, Result};
+use crate::transport::bind_failure::BindFailure;
 
 fn abstract_name(path: &str) -> Option<&str> {
     path.strip_prefix('@')
@@ -23,14 +22,7 @@ fn abstract_name(path: &str) -> Option<&str> {
 pub(crate) fn ipc_connect(
     path: &str,
 ) -> std::result::Result<tokio::net::UnixStream, Option<RawFd>> {
-    let addr = match abstract_name(path) {
-        // A leading NUL makes the address abstract.
-        Some(name) => {
-            socket2::SockAddr::unix(OsStr::from_bytes(&[b"\0", name.as_bytes()].concat()))
-        }
-        None => socket2::SockAddr::unix(path),
-    }
-    .map_err(|_| None)?;
+    let addr = unix_addr(path).map_err(|_| None)?;
     let socket = socket2::Socket::new(socket2::Domain::UNIX, socket2::Type::STREAM.cloexec(), None)
         .map_err(|_| None)?;
     let fd = socket.as_raw_fd();
@@ -122,7 +114,10 @@ impl IpcPath {
 }
 
 /// Binds; returns the listener and what it bound.
-pub(crate) fn ipc_bind(path: &str) -> Result<(UnixListener, IpcPath)> {
+pub(crate) fn ipc_bind(
+    path: &str,
+    backlog: i32,
+) -> std::result::Result<(UnixListener, IpcPath), BindFailure> {
     let path = if path == "*" {
         let dir = std::env::temp_dir();
         let name = format!(
@@ -135,24 +130,39 @@ pub(crate) fn ipc_bind(path: &str) -> Result<(UnixListener, IpcPath)> {
         path.to_owned()
     };
     let _paths = lock_paths();
-    let listener = match abstract_name(&path) {
-        Some(name) => UnixListener::bind_addr(&SocketAddr::from_abstract_name(name)?),
-        None => {
-            match std::fs::remove_file(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::from(e)),
-            }
-            UnixListener::bind(&path)
+    if abstract_name(&path).is_none() {
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(BindFailure::from(e)),
         }
     }
-    .map_err(Error::from)?;
-    listener.set_nonblocking(true)?;
+    let addr = unix_addr(&path)?;
+    let socket =
+        socket2::Socket::new(socket2::Domain::UNIX, socket2::Type::STREAM.cloexec(), None)?;
+    let fd = socket.as_raw_fd();
+    // ZMQ_BACKLOG, as libzmq's ipc listener applies it.
+    if let Err(e) = socket.bind(&addr).and_then(|()| socket.listen(backlog)) {
+        return Err(BindFailure::of_socket(e, fd));
+    }
+    socket.set_nonblocking(true)?;
+    let listener = UnixListener::from(OwnedFd::from(socket));
     let file = match abstract_name(&path) {
         Some(_) => None,
         None => Some(std::fs::symlink_metadata(&path).map(|m| FileId::of(&m))?),
     };
     Ok((listener, IpcPath { path, file }))
+}
+
+/// The socket address of an ipc path: a file path, or `@name` in the abstract namespace
+/// (there a leading NUL).
+fn unix_addr(path: &str) -> io::Result<socket2::SockAddr> {
+    match abstract_name(path) {
+        Some(name) => {
+            socket2::SockAddr::unix(OsStr::from_bytes(&[b"\0", name.as_bytes()].concat()))
+        }
+        None => socket2::SockAddr::unix(path),
+    }
 }
 
 #[cfg(test)]
@@ -174,7 +184,7 @@ mod tests {
     #[test]
     fn cleanup_removes_its_own_file() {
         let path = temp_path("own");
-        let (_listener, bound) = ipc_bind(&path).unwrap();
+        let (_listener, bound) = ipc_bind(&path, 100).unwrap();
         assert!(std::fs::symlink_metadata(&path).is_ok());
         bound.cleanup();
         assert!(std::fs::symlink_metadata(&path).is_err());
@@ -184,9 +194,9 @@ mod tests {
     #[test]
     fn cleanup_after_a_rebind_leaves_the_new_file() {
         let path = temp_path("after");
-        let (old_listener, old) = ipc_bind(&path).unwrap();
+        let (old_listener, old) = ipc_bind(&path, 100).unwrap();
         drop(old_listener);
-        let (_listener, new) = ipc_bind(&path).unwrap();
+        let (_listener, new) = ipc_bind(&path, 100).unwrap();
         old.cleanup();
         assert!(UnixStream::connect(&path).is_ok());
         new.cleanup();
@@ -200,12 +210,12 @@ mod tests {
     #[test]
     fn a_rebind_racing_a_cleanup_keeps_its_file() {
         let path = temp_path("race");
-        let (old_listener, old) = ipc_bind(&path).unwrap();
+        let (old_listener, old) = ipc_bind(&path, 100).unwrap();
         drop(old_listener);
         let rebind = std::sync::Mutex::new(None);
         old.cleanup_with(|| {
             let p = path.clone();
-            *rebind.lock().unwrap() = Some(std::thread::spawn(move || ipc_bind(&p)));
+            *rebind.lock().unwrap() = Some(std::thread::spawn(move || ipc_bind(&p, 100)));
             // Time for the rebind to run inside the gap if nothing keeps it out.
             std::thread::sleep(std::time::Duration::from_millis(100));
         });

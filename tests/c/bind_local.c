@@ -106,8 +106,5 @@ int main (void)
     zmq_close (s);
 
     CHECK (zmq_ctx_term (ctx) == 0);
-    if (failures)
-        return 1;
-    printf ("ok\n");
-    return 0;
+    return report ();
 }

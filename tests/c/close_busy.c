@@ -61,10 +61,5 @@ int main (void)
     close_while_blocked (ctx, blocked_receiver, "inproc://close-busy-recv", 4);
     close_while_blocked (ctx, blocked_poller, "inproc://close-busy-poll", 1);
     CHECK (zmq_ctx_term (ctx) == 0);
-    if (failures) {
-        fprintf (stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf ("ok\n");
-    return 0;
+    return report ();
 }

@@ -127,10 +127,5 @@ int main (void)
     snprintf (ipc, sizeof ipc, "ipc:///tmp/ferromq-refused-%d.ipc", (int) getpid ());
     check_refused (ctx, ipc, "inproc://connect-refused-ipc");
     CHECK (zmq_ctx_term (ctx) == 0);
-    if (failures) {
-        fprintf (stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf ("ok\n");
-    return 0;
+    return report ();
 }

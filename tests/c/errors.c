@@ -323,10 +323,5 @@ int main (void)
     test_eintr ();
     test_emfile_and_emthread ();
     test_eterm ();
-    if (failures) {
-        fprintf (stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf ("ok\n");
-    return 0;
+    return report ();
 }

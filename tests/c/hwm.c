@@ -82,7 +82,5 @@ int main (void)
     }
 
     zmq_ctx_term (ctx);
-    if (failures == 0)
-        printf ("ok\n");
-    return failures != 0;
+    return report ();
 }

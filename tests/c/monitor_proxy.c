@@ -203,10 +203,5 @@ int main (int argc, char **argv)
         test_proxy ();
     if (wanted (argc, argv, "steerable"))
         test_proxy_steerable ();
-    if (failures) {
-        fprintf (stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf ("ok\n");
-    return 0;
+    return report ();
 }

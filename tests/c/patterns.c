@@ -442,10 +442,5 @@ int main (int argc, char **argv)
     }
     test_poll_sockets_and_fd ();
     test_routing_id_metadata ();
-    if (failures) {
-        fprintf (stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf ("ok\n");
-    return 0;
+    return report ();
 }

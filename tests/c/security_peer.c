@@ -364,7 +364,5 @@ int main (int argc, char **argv)
         pthread_join (zap, NULL);
     }
     zmq_ctx_term (ctx);
-    if (failures == 0)
-        printf ("ok\n");
-    return failures != 0;
+    return report ();
 }

@@ -63,10 +63,5 @@ int main (void)
         zmq_close (clients[i]);
     }
     CHECK (zmq_ctx_term (ctx) == 0);
-    if (failures) {
-        fprintf (stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf ("ok\n");
-    return 0;
+    return report ();
 }

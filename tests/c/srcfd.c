@@ -113,10 +113,5 @@ int main (void)
     CHECK (zmq_msg_get (&empty, ZMQ_SRCFD) == -1 && errno == EINVAL);
     zmq_msg_close (&empty);
     CHECK (zmq_ctx_term (ctx) == 0);
-    if (failures) {
-        fprintf (stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf ("ok\n");
-    return 0;
+    return report ();
 }

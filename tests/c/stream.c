@@ -273,7 +273,5 @@ int main (void)
     dial (ctx);
     quiet (ctx);
     CHECK (zmq_ctx_term (ctx) == 0);
-    if (failures == 0)
-        printf ("ok\n");
-    return failures == 0 ? 0 : 1;
+    return report ();
 }

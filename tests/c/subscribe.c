@@ -77,8 +77,5 @@ int main (void)
     xpub_sees_subscription (ctx, ipc, 0);
     xpub_sees_subscription (ctx, "inproc://xpub-sees-subscription", 1);
     zmq_ctx_term (ctx);
-    if (failures)
-        return 1;
-    printf ("ok\n");
-    return 0;
+    return report ();
 }

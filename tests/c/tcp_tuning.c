@@ -182,10 +182,5 @@ int main (int argc, char **argv)
     if (device)
         check_unknown_device (ctx);
     CHECK (zmq_ctx_term (ctx) == 0);
-    if (failures) {
-        fprintf (stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf ("ok\n");
-    return 0;
+    return report ();
 }

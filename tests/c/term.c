@@ -248,8 +248,5 @@ int main (int argc, char **argv)
 #endif
     if (forked_child_case && (!*only || !strcmp (only, "fork")))
         term_in_forked_child ();
-    if (failures)
-        return 1;
-    printf ("ok\n");
-    return 0;
+    return report ();
 }

@@ -37,6 +37,17 @@ static int failures = 0;
         }                                                                      \
     } while (0)
 
+/* The end of main: "ok" on stdout and 0, or the count of failed checks on stderr and 1. */
+static inline int report (void)
+{
+    if (failures) {
+        fprintf (stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf ("ok\n");
+    return 0;
+}
+
 /* Bounded blocking: no test may hang on a lost message. */
 static inline void set_timeouts (void *s, int ms)
 {

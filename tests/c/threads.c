@@ -91,10 +91,5 @@ int main (void)
     check_io_thread (-1, -1, "ZMQbg/IO/0");
     check_io_thread (7, 0, "7/ZMQbg/IO/0");
     check_io_thread (-1, 0, "ZMQbg/IO/0");
-    if (failures) {
-        fprintf (stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf ("ok\n");
-    return 0;
+    return report ();
 }

@@ -28,10 +28,5 @@ int main (void)
     zmq_threadclose (thread);
     CHECK (alarm_blocked == 1);
     CHECK (int_blocked == 1);
-    if (failures) {
-        fprintf (stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf ("ok\n");
-    return 0;
+    return report ();
 }

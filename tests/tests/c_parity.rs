@@ -2,7 +2,8 @@
 //! zmq_recviov; tests/c/srcfd.c: ZMQ_SRCFD and Peer-Address; tests/c/proxy_single_socket.c:
 //! zmq_proxy with one socket as frontend and backend; tests/c/source_address.c: two connects
 //! from one fixed source port, SO_REUSEADDR; tests/c/threadstart.c: signals blocked in a
-//! zmq_threadstart thread), each built against ferromq and
+//! zmq_threadstart thread; tests/c/bind_failed.c: the monitor's CLOSED and BIND_FAILED when a
+//! bind fails), each built against ferromq and
 //! against real libzmq 4.3.4 (static, from the `zmq` dev-dependency). Both must print "ok",
 //! so every expectation is libzmq's own behaviour.
 
@@ -73,4 +74,14 @@ fn threadstart_against_ferromq() {
 #[test]
 fn threadstart_against_libzmq() {
     against_libzmq("threadstart");
+}
+
+#[test]
+fn bind_failed_against_ferromq() {
+    against_ferromq("bind_failed");
+}
+
+#[test]
+fn bind_failed_against_libzmq() {
+    against_libzmq("bind_failed");
 }

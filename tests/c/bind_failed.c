@@ -1,0 +1,88 @@
+/* What the monitor reports when a bind fails, as libzmq 4.3 reports it: where the listening
+   socket was made and bind or listen refused (a tcp port in use, an ipc path in a directory
+   that does not exist), ZMQ_EVENT_CLOSED with its descriptor (the endpoint libzmq's listener
+   knew by then: none for tcp, the ipc address for ipc) and then ZMQ_EVENT_BIND_FAILED with the
+   errno; where no socket was made (a host that is no interface and no address), the latter
+   alone. BIND_FAILED names the address without its `tcp://` or `ipc://`, as libzmq does.
+   Prints "ok", or names the failed checks and exits 1. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+/* The next event on `mon`: its number, value and endpoint; 0 when none came within 2 s. */
+static int next_event (void *mon, uint32_t *value, char *endpoint, size_t size)
+{
+    zmq_msg_t head, where;
+    zmq_msg_init (&head);
+    zmq_msg_init (&where);
+    if (zmq_msg_recv (&head, mon, 0) != 6 || zmq_msg_recv (&where, mon, 0) < 0)
+        return 0;
+    const uint8_t *data = zmq_msg_data (&head);
+    uint16_t event;
+    memcpy (&event, data, 2);
+    memcpy (value, data + 2, 4);
+    size_t n = zmq_msg_size (&where) < size - 1 ? zmq_msg_size (&where) : size - 1;
+    memcpy (endpoint, zmq_msg_data (&where), n);
+    endpoint[n] = '\0';
+    zmq_msg_close (&head);
+    zmq_msg_close (&where);
+    return event;
+}
+
+static void expect (void *mon, int event, const char *endpoint, long value)
+{
+    uint32_t got_value = 0;
+    char got_endpoint[256];
+    int got = next_event (mon, &got_value, got_endpoint, sizeof got_endpoint);
+    CHECK (got == event);
+    CHECK (strcmp (got_endpoint, endpoint) == 0);
+    if (value >= 0)
+        CHECK (got_value == (uint32_t) value);
+    if (got != event || strcmp (got_endpoint, endpoint) != 0)
+        fprintf (stderr, "  wanted %d '%s', got %d '%s'\n", event, endpoint, got, got_endpoint);
+}
+
+int main (void)
+{
+    void *ctx = zmq_ctx_new ();
+    void *taken = zmq_socket (ctx, ZMQ_PULL);
+    char ep[256];
+    CHECK (bind_resolved (taken, "tcp://127.0.0.1:*", ep, sizeof ep) == 0);
+
+    void *s = zmq_socket (ctx, ZMQ_PULL);
+    CHECK (zmq_socket_monitor (s, "inproc://bind-failed-mon",
+                               ZMQ_EVENT_CLOSED | ZMQ_EVENT_BIND_FAILED | ZMQ_EVENT_LISTENING)
+           == 0);
+    void *mon = zmq_socket (ctx, ZMQ_PAIR);
+    set_timeouts (mon, 2000);
+    CHECK (zmq_connect (mon, "inproc://bind-failed-mon") == 0);
+
+    /* The port is taken: the socket was made, bind refused. */
+    CHECK_ERR (zmq_bind (s, ep), EADDRINUSE);
+    expect (mon, ZMQ_EVENT_CLOSED, "", -1);
+    expect (mon, ZMQ_EVENT_BIND_FAILED, ep + strlen ("tcp://"), EADDRINUSE);
+
+    /* No such interface: nothing was made. */
+    CHECK_ERR (zmq_bind (s, "tcp://no-such-nic0:*"), ENODEV);
+    expect (mon, ZMQ_EVENT_BIND_FAILED, "no-such-nic0:*", ENODEV);
+
+    /* An ipc path in a directory that does not exist. */
+    char ipc[128];
+    snprintf (ipc, sizeof ipc, "ipc:///nonexistent-%d/x.ipc", (int) getpid ());
+    CHECK_ERR (zmq_bind (s, ipc), ENOENT);
+    expect (mon, ZMQ_EVENT_CLOSED, ipc, -1);
+    expect (mon, ZMQ_EVENT_BIND_FAILED, ipc + strlen ("ipc://"), ENOENT);
+
+    /* A bind that works after them reports LISTENING, and nothing came in between. */
+    CHECK (bind_resolved (s, "tcp://127.0.0.1:*", ep, sizeof ep) == 0);
+    expect (mon, ZMQ_EVENT_LISTENING, ep, -1);
+
+    zmq_socket_monitor (s, NULL, 0);
+    zmq_close (mon);
+    zmq_close (s);
+    zmq_close (taken);
+    CHECK (zmq_ctx_term (ctx) == 0);
+    return report ();
+}
