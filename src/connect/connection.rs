@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bytes::{BufMut, BytesMut};
 use ferromq_zmtp::{
-    protocol_error, Handshake, HandshakeConfig, PeerInfo, SocketType, MAX_HANDSHAKE_INPUT,
+    protocol_error, Handshake, HandshakeConfig, PeerInfo, Security, SocketType, MAX_HANDSHAKE_INPUT,
 };
 
 use crate::connect::zap::ZapAsker;
@@ -86,6 +86,10 @@ pub(crate) enum FailureDetail {
     Protocol(u32),
     /// HANDSHAKE_FAILED_AUTH with the ZAP status code: the peer (or our ZAP handler) refused.
     Auth(u32),
+    /// No HANDSHAKE_FAILED_* event, only DISCONNECTED: libzmq's engine leaves a protocol
+    /// error's event to where it was found, and some places report none (see
+    /// [`FailureDetail::of`]).
+    Silent,
 }
 
 impl From<Error> for HandshakeFailure {
@@ -98,19 +102,37 @@ impl From<Error> for HandshakeFailure {
     }
 }
 
-impl From<&ferromq_zmtp::HandshakeError> for FailureDetail {
-    fn from(e: &ferromq_zmtp::HandshakeError) -> Self {
-        // libzmq reports both without detail: its PLAIN server's missing ZAP handler (EFAULT)
-        // and a ZMTP 1.0/2.0 peer while ZAP is enabled.
-        if matches!(
-            e,
-            ferromq_zmtp::HandshakeError::NoZapHandler
-                | ferromq_zmtp::HandshakeError::SecurityNeedsZmtp3
-        ) {
-            return FailureDetail::NoDetail;
+impl FailureDetail {
+    /// The event for handshake error `e` under our `security`, as libzmq 4.3 reports it.
+    ///
+    /// Peer metadata it refuses (a Socket-Type that cannot talk to ours, a property list cut
+    /// short) is reported as INVALID_METADATA only by its PLAIN and CURVE clients, reading the
+    /// server's READY (plain_client.cpp, curve_client.cpp); its NULL mechanism and its PLAIN
+    /// and CURVE servers fail the handshake without an event (mechanism.cpp `parse_metadata`).
+    /// An ERROR from the peer whose reason is no ZAP status code has no event either
+    /// (mechanism_base.cpp `handle_error_reason`). Both libzmq's PLAIN server without a ZAP
+    /// handler (EFAULT) and a ZMTP 1.0/2.0 peer while ZAP is enabled are reported without
+    /// detail.
+    pub(crate) fn of(e: &ferromq_zmtp::HandshakeError, security: &Security) -> Self {
+        use ferromq_zmtp::{CommandError, HandshakeError as E};
+        match e {
+            E::NoZapHandler | E::SecurityNeedsZmtp3 => return FailureDetail::NoDetail,
+            E::Command(CommandError::Metadata(_))
+            | E::MissingSocketType
+            | E::UnknownSocketType { .. }
+            | E::IncompatibleSocketType { .. }
+                if !matches!(
+                    security,
+                    Security::PlainClient(_) | Security::CurveClient(_)
+                ) =>
+            {
+                return FailureDetail::Silent;
+            }
+            _ => {}
         }
         match e.auth_status() {
             Some(status) => FailureDetail::Auth(status),
+            None if e.is_peer_error() => FailureDetail::Silent,
             None => FailureDetail::Protocol(e.protocol_error_code()),
         }
     }
@@ -160,6 +182,7 @@ pub(crate) async fn handshake(
                     link.monitor
                         .emit(EVENT_HANDSHAKE_FAILED_AUTH, status, endpoint);
                 }
+                FailureDetail::Silent => {}
                 FailureDetail::NoDetail => {
                     link.monitor.emit_errno(
                         EVENT_HANDSHAKE_FAILED_NO_DETAIL,
@@ -265,7 +288,7 @@ async fn run_handshake(
             };
             return Err(HandshakeFailure {
                 error,
-                detail: FailureDetail::from(&e),
+                detail: FailureDetail::of(&e, &link.options.security()),
                 protocol: true,
             });
         }

@@ -3,7 +3,8 @@
 //! zmq_proxy with one socket as frontend and backend; tests/c/source_address.c: two connects
 //! from one fixed source port, SO_REUSEADDR; tests/c/threadstart.c: signals blocked in a
 //! zmq_threadstart thread; tests/c/bind_failed.c: the monitor's CLOSED and BIND_FAILED when a
-//! bind fails), each built against ferromq and
+//! bind fails; tests/c/type_mismatch.c: the monitor's events when socket types cannot talk),
+//! each built against ferromq and
 //! against real libzmq 4.3.4 (static, from the `zmq` dev-dependency). Both must print "ok",
 //! so every expectation is libzmq's own behaviour.
 
@@ -84,4 +85,14 @@ fn bind_failed_against_ferromq() {
 #[test]
 fn bind_failed_against_libzmq() {
     against_libzmq("bind_failed");
+}
+
+#[test]
+fn type_mismatch_against_ferromq() {
+    against_ferromq("type_mismatch");
+}
+
+#[test]
+fn type_mismatch_against_libzmq() {
+    against_libzmq("type_mismatch");
 }

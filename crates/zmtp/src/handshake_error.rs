@@ -117,10 +117,11 @@ impl HandshakeError {
 
     /// The `ZMQ_PROTOCOL_ERROR_ZMTP_*` value libzmq would report for this failure.
     ///
-    /// libzmq's NULL mechanism reports bad READY metadata (including a Socket-Type it does not
-    /// accept) as INVALID_METADATA (src/mechanism.cpp `parse_metadata`), anything but READY or
-    /// ERROR as UNEXPECTED_COMMAND and a short ERROR as MALFORMED_COMMAND_ERROR
-    /// (src/null_mechanism.cpp).
+    /// Bad peer metadata (including a Socket-Type that cannot talk to ours) is INVALID_METADATA,
+    /// the code libzmq's PLAIN and CURVE clients report for it (its NULL mechanism and its
+    /// servers report no event at all: the socket layer decides whether to report);
+    /// anything but READY or ERROR from a NULL peer is UNEXPECTED_COMMAND and a short ERROR is
+    /// MALFORMED_COMMAND_ERROR (src/null_mechanism.cpp).
     pub fn protocol_error_code(&self) -> u32 {
         use protocol_error as p;
         match self {
