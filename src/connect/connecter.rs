@@ -8,8 +8,9 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::connect::backoff::Backoff;
 use crate::connect::connection::{
-    configure_tcp, handshake, handshake_succeeded, run_engine, stream_fd, Backoff, SocketLink,
+    configure_tcp, handshake, handshake_succeeded, run_engine, stream_fd, SocketLink,
 };
 use crate::connect::connection_props::connection_metadata;
 use crate::connect::endpoint::TcpAddr;

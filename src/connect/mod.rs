@@ -4,6 +4,7 @@
 //! a message once its connection is established.
 
 pub(crate) mod attach_order;
+pub(crate) mod backoff;
 pub(crate) mod connecter;
 pub(crate) mod connection;
 pub mod connection_props;

@@ -76,6 +76,37 @@ static void check_refused (void *ctx, const char *ep, const char *mon_ep)
     zmq_close (push);
 }
 
+/* The waits between refused attempts, as libzmq's connecter computes them: RECONNECT_IVL
+   doubled after each failure up to RECONNECT_IVL_MAX, plus a jitter below RECONNECT_IVL that
+   CONNECT_RETRIED includes (so that not every wait is the bare interval). */
+static void check_backoff (void *ctx, const char *ep)
+{
+    void *push = zmq_socket (ctx, ZMQ_PUSH);
+    set_timeouts (push, 0);
+    int ivl = 20, max = 80;
+    CHECK (zmq_setsockopt (push, ZMQ_RECONNECT_IVL, &ivl, sizeof ivl) == 0);
+    CHECK (zmq_setsockopt (push, ZMQ_RECONNECT_IVL_MAX, &max, sizeof max) == 0);
+    CHECK (zmq_socket_monitor (push, "inproc://connect-backoff", ZMQ_EVENT_CONNECT_RETRIED) == 0);
+    void *mon = zmq_socket (ctx, ZMQ_PAIR);
+    set_timeouts (mon, 10000);
+    CHECK (zmq_connect (mon, "inproc://connect-backoff") == 0);
+    CHECK (zmq_connect (push, ep) == 0);
+    int bare = 0;
+    unsigned want = (unsigned) ivl;
+    for (int i = 0; i < 6; i++) {
+        unsigned value = 0;
+        CHECK (next_event (mon, &value) == ZMQ_EVENT_CONNECT_RETRIED);
+        CHECK (value >= want && value < want + (unsigned) ivl);
+        if (value == want)
+            bare++;
+        want = want * 2 < (unsigned) max ? want * 2 : (unsigned) max;
+    }
+    CHECK (bare < 6);
+    zmq_socket_monitor (push, NULL, 0);
+    zmq_close (mon);
+    zmq_close (push);
+}
+
 int main (void)
 {
     /* The full listener. */
@@ -123,6 +154,7 @@ int main (void)
     close (filler);
     close (listener);
     check_refused (ctx, ep, "inproc://connect-refused-tcp");
+    check_backoff (ctx, ep);
     char ipc[64];
     snprintf (ipc, sizeof ipc, "ipc:///tmp/ferromq-refused-%d.ipc", (int) getpid ());
     check_refused (ctx, ipc, "inproc://connect-refused-ipc");

@@ -134,7 +134,9 @@ fn connect_retried_carries_the_reconnect_interval() {
     let endpoint = format!("tcp://127.0.0.1:{port}");
     s.connect(&endpoint).expect("connect");
     let (ev, _) = wait_for(&mut m, monitor::EVENT_CONNECT_RETRIED);
-    assert_eq!((ev.value, ev.endpoint), (30, endpoint));
+    // RECONNECT_IVL plus libzmq's jitter below it.
+    assert!((30..60).contains(&ev.value), "{}", ev.value);
+    assert_eq!(ev.endpoint, endpoint);
     s.set_linger(0).expect("linger");
 }
 
