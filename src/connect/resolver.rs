@@ -123,7 +123,12 @@ mod tests {
             assert!(frames.is_ok(), "event {n} never came: {frames:?}");
             let event = MonitorEvent::parse(&frames.unwrap()).unwrap();
             assert_eq!(event.event, EVENT_CONNECT_RETRIED, "event {n}");
-            assert_eq!(event.value, 20, "event {n}: the interval");
+            // RECONNECT_IVL plus libzmq's jitter below it.
+            assert!(
+                (20..40).contains(&event.value),
+                "event {n}: {}",
+                event.value
+            );
         }
         assert!(name.wait_entered(2, LIMIT), "the retry did not look again");
 
