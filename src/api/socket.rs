@@ -238,7 +238,17 @@ impl Socket {
             self.last_endpoint = self.start_listener(resolved, Bound::Tcp(listener))?;
             return Ok(());
         }
-        let resolved = match Endpoint::parse(endpoint)? {
+        let parsed = Endpoint::parse(endpoint).map_err(|e| {
+            // libzmq's tcp and ipc listeners report an address they cannot resolve as
+            // BIND_FAILED; no `://`, an unknown transport or an inproc name fail before any.
+            let listened = check_uri(endpoint).is_ok() && !endpoint.starts_with("inproc://");
+            if listened {
+                self.bind_failed(endpoint, e.into())
+            } else {
+                e
+            }
+        })?;
+        let resolved = match parsed {
             Endpoint::Inproc(name) => {
                 self.ctx.inproc.bind(&name, self.inproc_side())?;
                 self.binds.push(BindRecord {

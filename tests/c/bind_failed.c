@@ -2,8 +2,10 @@
    socket was made and bind or listen refused (a tcp port in use, an ipc path in a directory
    that does not exist), ZMQ_EVENT_CLOSED with its descriptor (the endpoint libzmq's listener
    knew by then: none for tcp, the ipc address for ipc) and then ZMQ_EVENT_BIND_FAILED with the
-   errno; where no socket was made (a host that is no interface and no address), the latter
-   alone. BIND_FAILED names the address without its `tcp://` or `ipc://`, as libzmq does.
+   errno; where no socket was made (a host that is no interface and no address, a port that
+   is no number), the latter alone; a string that is no `transport://address` or names an
+   unknown transport fails before any listener, with no event. BIND_FAILED names the address
+   without its `tcp://` or `ipc://`, as libzmq does.
    Prints "ok", or names the failed checks and exits 1. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -14,6 +16,7 @@
 /* The next event on `mon`: its number, value and endpoint; 0 when none came within 2 s. */
 static int next_event (void *mon, uint32_t *value, char *endpoint, size_t size)
 {
+    endpoint[0] = '\0';
     zmq_msg_t head, where;
     zmq_msg_init (&head);
     zmq_msg_init (&where);
@@ -67,6 +70,13 @@ int main (void)
     /* No such interface: nothing was made. */
     CHECK_ERR (zmq_bind (s, "tcp://no-such-nic0:*"), ENODEV);
     expect (mon, ZMQ_EVENT_BIND_FAILED, "no-such-nic0:*", ENODEV);
+
+    /* An address libzmq's resolver refuses: BIND_FAILED with EINVAL, no socket made. */
+    CHECK_ERR (zmq_bind (s, "tcp://127.0.0.1:notaport"), EINVAL);
+    expect (mon, ZMQ_EVENT_BIND_FAILED, "127.0.0.1:notaport", EINVAL);
+    /* No `://`, or an unknown transport: refused before any listener, no event. */
+    CHECK_ERR (zmq_bind (s, "no-scheme"), EINVAL);
+    CHECK_ERR (zmq_bind (s, "bogus://x"), EPROTONOSUPPORT);
 
     /* An ipc path in a directory that does not exist. */
     char ipc[128];
