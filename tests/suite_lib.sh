@@ -40,6 +40,21 @@ suite_parse_args() {
     done
 }
 
+# The start a harness that keeps its downloads, builds and logs in one folder shares:
+# parses the command line (suite_parse_args, HELP_END as there) with `--work DIR` besides,
+# whose default is target/NAME; sets and makes `work`; sets `sides` (ferromq, and the control
+# with --control). Call it from the harness's top level, after setting `root`.
+suite_start() {
+    local name="$1" help_end="$2"
+    shift 2
+    declare -gA suite_values=([--work]="${CARGO_TARGET_DIR:-$root/target}/$name")
+    suite_parse_args "$0" "$help_end" "$@"
+    work=${suite_values[--work]}
+    mkdir -p "$work"
+    sides=(ferromq)
+    [ "$control" = 0 ] || sides+=(control)
+}
+
 # Debian's copy of an upstream release tarball (the pool's PKG_VERSION.orig.tar.gz under
 # pool/main/<first letter, or lib and the next letter>/PKG/), downloaded once into DIR, checked
 # against SHA256 (pinned in the caller, from Debian's Sources index) and unpacked there once;

@@ -170,21 +170,21 @@ impl TcpAddr {
 /// address. Anything else, a host name among them, is ENODEV.
 fn resolve_local(host: &str, port: u16, ipv6: bool) -> Result<SocketAddr> {
     let (host, zone) = split_zone(host)?;
-    if host == "*" {
-        let ip = if ipv6 {
+    let ip = if host == "*" {
+        if ipv6 {
             IpAddr::V6(Ipv6Addr::UNSPECIFIED)
         } else {
             IpAddr::V4(Ipv4Addr::UNSPECIFIED)
-        };
-        return Ok(with_zone(SocketAddr::new(ip, port), zone));
-    }
-    if let Some(ip) = interface_address(host, ipv6) {
-        return Ok(with_zone(SocketAddr::new(ip, port), zone));
-    }
-    match host.parse::<IpAddr>() {
-        Ok(ip) if ip.is_ipv4() || ipv6 => Ok(with_zone(SocketAddr::new(ip, port), zone)),
-        _ => Err(Error::NoDev),
-    }
+        }
+    } else if let Some(ip) = interface_address(host, ipv6) {
+        ip
+    } else {
+        match host.parse::<IpAddr>() {
+            Ok(ip) if ip.is_ipv4() || ipv6 => ip,
+            _ => return Err(Error::NoDev),
+        }
+    };
+    Ok(with_zone(SocketAddr::new(ip, port), zone))
 }
 
 /// A host's IPv6 zone (RFC 4007: `fe80::1%eth0`, `fe80::1%2`), split off as libzmq's

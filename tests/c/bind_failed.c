@@ -13,32 +13,11 @@
 
 #include "testutil.h"
 
-/* The next event on `mon`: its number, value and endpoint; 0 when none came within 2 s. */
-static int next_event (void *mon, uint32_t *value, char *endpoint, size_t size)
-{
-    endpoint[0] = '\0';
-    zmq_msg_t head, where;
-    zmq_msg_init (&head);
-    zmq_msg_init (&where);
-    if (zmq_msg_recv (&head, mon, 0) != 6 || zmq_msg_recv (&where, mon, 0) < 0)
-        return 0;
-    const uint8_t *data = zmq_msg_data (&head);
-    uint16_t event;
-    memcpy (&event, data, 2);
-    memcpy (value, data + 2, 4);
-    size_t n = zmq_msg_size (&where) < size - 1 ? zmq_msg_size (&where) : size - 1;
-    memcpy (endpoint, zmq_msg_data (&where), n);
-    endpoint[n] = '\0';
-    zmq_msg_close (&head);
-    zmq_msg_close (&where);
-    return event;
-}
-
 static void expect (void *mon, int event, const char *endpoint, long value)
 {
     uint32_t got_value = 0;
     char got_endpoint[256];
-    int got = next_event (mon, &got_value, got_endpoint, sizeof got_endpoint);
+    int got = read_event (mon, &got_value, got_endpoint, sizeof got_endpoint);
     CHECK (got == event);
     CHECK (strcmp (got_endpoint, endpoint) == 0);
     if (value >= 0)

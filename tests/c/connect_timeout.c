@@ -31,25 +31,6 @@ static long now_ms (void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-/* Receives one monitor event; returns its number (value in *value), or -1. */
-static int next_event (void *mon, unsigned *value)
-{
-    zmq_msg_t frame;
-    zmq_msg_init (&frame);
-    int event = -1;
-    if (zmq_msg_recv (&frame, mon, 0) == 6) {
-        unsigned short number;
-        uint32_t v;
-        memcpy (&number, zmq_msg_data (&frame), sizeof number);
-        memcpy (&v, (char *) zmq_msg_data (&frame) + 2, sizeof v);
-        event = number;
-        *value = v;
-        CHECK (zmq_msg_recv (&frame, mon, 0) > 0); /* the endpoint */
-    }
-    zmq_msg_close (&frame);
-    return event;
-}
-
 /* A refused connect (`ep`'s listener is closed, or no ipc socket file): CLOSED (the
    attempt's socket), then CONNECT_RETRIED; `mon_ep` is the monitor's inproc endpoint. */
 static void check_refused (void *ctx, const char *ep, const char *mon_ep)
@@ -67,9 +48,9 @@ static void check_refused (void *ctx, const char *ep, const char *mon_ep)
     CHECK (zmq_connect (mon, mon_ep) == 0);
     CHECK (zmq_connect (push, ep) == 0);
     for (int round = 0; round < 2; round++) {
-        unsigned value = 0;
-        CHECK (next_event (mon, &value) == ZMQ_EVENT_CLOSED);
-        CHECK (next_event (mon, &value) == ZMQ_EVENT_CONNECT_RETRIED);
+        uint32_t value = 0;
+        CHECK (read_event (mon, &value, NULL, 0) == ZMQ_EVENT_CLOSED);
+        CHECK (read_event (mon, &value, NULL, 0) == ZMQ_EVENT_CONNECT_RETRIED);
     }
     zmq_socket_monitor (push, NULL, 0);
     zmq_close (mon);
@@ -94,8 +75,8 @@ static void check_backoff (void *ctx, const char *ep)
     int bare = 0;
     unsigned want = (unsigned) ivl;
     for (int i = 0; i < 6; i++) {
-        unsigned value = 0;
-        CHECK (next_event (mon, &value) == ZMQ_EVENT_CONNECT_RETRIED);
+        uint32_t value = 0;
+        CHECK (read_event (mon, &value, NULL, 0) == ZMQ_EVENT_CONNECT_RETRIED);
         CHECK (value >= want && value < want + (unsigned) ivl);
         if (value == want)
             bare++;
@@ -140,10 +121,10 @@ int main (void)
     long start = now_ms ();
     CHECK (zmq_connect (push, ep) == 0);
     for (int round = 0; round < 3; round++) {
-        unsigned value = 0;
-        CHECK (next_event (mon, &value) == ZMQ_EVENT_CONNECT_DELAYED);
-        CHECK (next_event (mon, &value) == ZMQ_EVENT_CLOSED);
-        CHECK (next_event (mon, &value) == ZMQ_EVENT_CONNECT_RETRIED);
+        uint32_t value = 0;
+        CHECK (read_event (mon, &value, NULL, 0) == ZMQ_EVENT_CONNECT_DELAYED);
+        CHECK (read_event (mon, &value, NULL, 0) == ZMQ_EVENT_CLOSED);
+        CHECK (read_event (mon, &value, NULL, 0) == ZMQ_EVENT_CONNECT_RETRIED);
         CHECK (value >= IVL_MS && value < 2 * IVL_MS);
         if (round == 0)
             CHECK (now_ms () - start >= TIMEOUT_MS);

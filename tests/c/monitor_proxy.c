@@ -10,23 +10,6 @@
 
 #define TIMEOUT_MS 5000
 
-/* Reads one monitor event; returns its number, or -1 on timeout. */
-static int read_event (void *mon, uint32_t *value, char *endpoint, size_t size)
-{
-    unsigned char head[16];
-    int n = zmq_recv (mon, head, sizeof head, 0);
-    if (n < 0)
-        return -1;
-    CHECK (n == 6);
-    CHECK (rcvmore (mon));
-    uint16_t event;
-    memcpy (&event, head, 2);
-    memcpy (value, head + 2, 4);
-    CHECK (recv_str (mon, endpoint, size, 0) >= 0);
-    CHECK (!rcvmore (mon));
-    return event;
-}
-
 /* Reads events until `wanted` arrives; returns 1 if it did. */
 static int wait_event (void *mon, int wanted, char *endpoint, size_t size)
 {

@@ -5,6 +5,7 @@
 #define FERROMQ_TESTUTIL_H
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,31 @@ static inline int rcvmore (void *s)
     size_t len = sizeof more;
     zmq_getsockopt (s, ZMQ_RCVMORE, &more, &len);
     return more;
+}
+
+/* Reads one monitor event, libzmq's two frames: returns its number, with its value in *value
+   and its endpoint in `endpoint` (NUL-terminated; NULL when not wanted), or -1 when none came
+   within the monitor socket's RCVTIMEO. */
+static inline int read_event (void *mon, uint32_t *value, char *endpoint, size_t size)
+{
+    char scratch[256];
+    if (!endpoint) {
+        endpoint = scratch;
+        size = sizeof scratch;
+    }
+    endpoint[0] = '\0';
+    unsigned char head[16];
+    int n = zmq_recv (mon, head, sizeof head, 0);
+    if (n < 0)
+        return -1;
+    CHECK (n == 6);
+    CHECK (rcvmore (mon));
+    uint16_t event;
+    memcpy (&event, head, 2);
+    memcpy (value, head + 2, 4);
+    CHECK (recv_str (mon, endpoint, size, 0) >= 0);
+    CHECK (!rcvmore (mon));
+    return event;
 }
 
 #endif

@@ -16,16 +16,11 @@ static int events_within (void *mon, int ms, int until)
     int seen = 0;
     set_timeouts (mon, ms);
     while (!(seen & until)) {
-        zmq_msg_t head, where;
-        zmq_msg_init (&head);
-        zmq_msg_init (&where);
-        if (zmq_msg_recv (&head, mon, 0) != 6 || zmq_msg_recv (&where, mon, 0) < 0)
+        uint32_t value;
+        int event = read_event (mon, &value, NULL, 0);
+        if (event < 0)
             break;
-        uint16_t event;
-        memcpy (&event, zmq_msg_data (&head), 2);
         seen |= event;
-        zmq_msg_close (&head);
-        zmq_msg_close (&where);
     }
     return seen;
 }

@@ -26,12 +26,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
 . "$here/../suite_lib.sh"
-declare -A suite_values=([--work]="${CARGO_TARGET_DIR:-$root/target}/cppzmq")
-suite_parse_args "$0" 23 "$@"
-work=${suite_values[--work]}
-sides=(ferromq)
-[ "$control" = 0 ] || sides+=(control)
-mkdir -p "$work"
+suite_start cppzmq 23 "$@"
 start=$SECONDS
 
 # The source: Debian's copy of the upstream release tarball (trixie's Sources lists this sha256;

@@ -23,15 +23,10 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
 . "$here/../suite_lib.sh"
-declare -A suite_values=([--work]="${CARGO_TARGET_DIR:-$root/target}/czmq")
-suite_parse_args "$0" 20 "$@"
-work=${suite_values[--work]}
+suite_start czmq 20 "$@"
 # Builds are named after the library they link: the control's is libzmq's.
 libs=ferromq
 [ "$control" = 0 ] || libs="ferromq libzmq"
-sides=(ferromq)
-[ "$control" = 0 ] || sides+=(control)
-mkdir -p "$work"
 start=$SECONDS
 
 # The source: Debian's copy of the upstream release tarball, checked against its hash.

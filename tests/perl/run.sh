@@ -30,10 +30,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
 . "$here/../suite_lib.sh"
-declare -A suite_values=([--work]="${CARGO_TARGET_DIR:-$root/target}/perl")
-suite_parse_args "$0" 27 "$@"
-work=${suite_values[--work]}
-mkdir -p "$work"
+suite_start perl 27 "$@"
 
 # What ZMQ::FFI and its tests load (Makefile.PL's PREREQ_PM and TEST_REQUIRES, less perl's own).
 modules=(FFI::Platypus FFI::CheckLib Moo Class::XSAccessor Import::Into namespace::clean
@@ -58,8 +55,6 @@ sh "$root/ffi/install.sh" "$prefix" dev
 
 # Each side's environment: FFI::CheckLib's own variable, and the loader's path for anything
 # that opens libzmq.so.5 by name.
-sides=(ferromq)
-[ "$control" = 0 ] || sides+=(control)
 side_env() {
     if [ "$1" = ferromq ]; then
         echo "FFI_CHECKLIB_PATH=$prefix/lib" "LD_LIBRARY_PATH=$prefix/lib"

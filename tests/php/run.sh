@@ -23,12 +23,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
 . "$here/../suite_lib.sh"
-declare -A suite_values=([--work]="${CARGO_TARGET_DIR:-$root/target}/php-zmq")
-suite_parse_args "$0" 19 "$@"
-work=${suite_values[--work]}
-sides=(ferromq)
-[ "$control" = 0 ] || sides+=(control)
-mkdir -p "$work"
+suite_start php-zmq 19 "$@"
 start=$SECONDS
 
 for tool in php phpize php-config; do

@@ -32,10 +32,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
 . "$here/../suite_lib.sh"
-declare -A suite_values=([--work]="${CARGO_TARGET_DIR:-$root/target}/ruby")
-suite_parse_args "$0" 29 "$@"
-work=${suite_values[--work]}
-mkdir -p "$work"
+suite_start ruby 29 "$@"
 
 command -v ruby >/dev/null 2>&1 && ruby -e 'require "ffi"' 2>/dev/null \
     || { echo "ffi-rzmq needs ruby and its ffi gem (Debian: ruby, ruby-ffi)" >&2; exit 2; }
@@ -65,8 +62,6 @@ fi
 prefix=$work/prefix
 sh "$root/ffi/install.sh" "$prefix" dev
 
-sides=(ferromq)
-[ "$control" = 0 ] || sides+=(control)
 side_lib() { if [ "$1" = ferromq ]; then echo "$prefix/lib"; fi; }
 for side in "${sides[@]}"; do
     (cd "$tree/examples" && LD_LIBRARY_PATH=$(side_lib "$side") LD_DEBUG=libs ruby -I ../lib \
