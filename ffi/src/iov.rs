@@ -92,7 +92,7 @@ pub unsafe extern "C" fn zmq_recviov(
         while received < capacity {
             let msg = handle
                 .socket
-                .recv(RecvFlags::from_bits_truncate(flags))
+                .recv_frame(RecvFlags::from_bits_truncate(flags))
                 .map_err(errno_of)?;
             // SAFETY: malloc of any size is sound; a NULL result is handled below.
             let buf = unsafe { libc::malloc(msg.len()) };

@@ -89,7 +89,7 @@ fn forward(
 ) -> Result<u64> {
     let mut size = 0u64;
     loop {
-        let msg = from.recv(RecvFlags::DONTWAIT)?;
+        let msg = from.recv_frame(RecvFlags::DONTWAIT)?;
         let more = msg.more;
         size += msg.data.len() as u64;
         let flags = if more {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use ferromq_zmtp::SocketType;
+use ferromq_zmtp::{Metadata, SocketType};
 
 use crate::api::flags::{Events, RecvFlags, SendFlags};
 use crate::api::multipart::Multipart;
@@ -91,6 +91,8 @@ pub struct Socket {
     core: Owner,
     send_buffers: SendBuffers,
     rcvmore: bool,
+    /// The metadata of the frame received last (see [`Socket::recv_frame`]).
+    metadata: Option<Arc<Metadata>>,
     kind: SocketType,
     id: u64,
     options: Options,
@@ -161,6 +163,7 @@ impl Socket {
             signal,
             mailbox,
             rcvmore: false,
+            metadata: None,
             last_endpoint: String::new(),
             binds: Vec::new(),
             connects: Vec::new(),
@@ -666,6 +669,32 @@ impl Socket {
     /// # Ok::<(), ferromq::Error>(())
     /// ```
     pub fn recv(&mut self, flags: RecvFlags) -> Result<Msg> {
+        let mut msg = self.recv_frame(flags)?;
+        msg.metadata.clone_from(&self.metadata);
+        Ok(msg)
+    }
+
+    /// [`Socket::recv`] without the frame's metadata in the message (its `metadata` is `None`):
+    /// [`Socket::last_metadata`] has it until the next receive. A run of frames from one
+    /// connection then takes no reference count: `recv` counts every frame it hands out (an
+    /// atomic increment, and a decrement where the message is dropped), which `zmq_msg_recv`
+    /// and `zmq_recv` need not, as a `zmq_msg_t` keeps the last frame's metadata in place.
+    ///
+    /// ```
+    /// use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut a = ctx.socket(SocketType::Pull)?;
+    /// let mut b = ctx.socket(SocketType::Push)?;
+    /// a.bind("tcp://127.0.0.1:*")?;
+    /// b.connect(&a.last_endpoint()?)?;
+    /// b.send("hello", SendFlags::empty())?;
+    /// let frame = a.recv_frame(RecvFlags::empty())?;
+    /// assert!(frame.metadata.is_none());
+    /// let properties = a.last_metadata().expect("a tcp frame carries its peer's metadata");
+    /// assert_eq!(properties.get("Socket-Type").map(|v| &v[..]), Some(&b"PUSH"[..]));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
+    pub fn recv_frame(&mut self, flags: RecvFlags) -> Result<Msg> {
         // The timeout is read only once the first try found nothing: a call that completes at
         // once leaves the options' line alone (issue 15: with a thousand sockets drained in
         // turn it was one cold line per call).
@@ -675,7 +704,7 @@ impl Socket {
                 return Err(Error::Term);
             }
             let mut core = self.core.lock();
-            let received = ManuallyDrop::new(core.pattern.recv());
+            let received = ManuallyDrop::new(core.pattern.recv_frame(&mut self.metadata));
             core.unlock();
             match &*received {
                 Ok(msg) => {
@@ -692,6 +721,13 @@ impl Socket {
             let patience = patience.get_or_insert_with(|| Patience::new(dontwait, rcvtimeo));
             self.wait(patience.deadline()?)?;
         }
+    }
+
+    /// The metadata of the frame [`Socket::recv_frame`] (or `recv`) received last: what its
+    /// peer announced in its handshake, and the connection's own properties; `None` for an
+    /// inproc peer or before any frame.
+    pub fn last_metadata(&self) -> Option<&Arc<Metadata>> {
+        self.metadata.as_ref()
     }
 
     /// Waits for a wake-up; `Again` once the deadline has passed.

@@ -1,7 +1,10 @@
 //! DEALER (libzmq src/dealer.cpp): load-balances outgoing messages, fair-queues incoming
 //! ones, changes no envelopes.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
+use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
@@ -10,7 +13,7 @@ use crate::option::Options;
 use crate::pattern::fq::FairQueue;
 use crate::pattern::lb::LoadBalancer;
 use crate::pattern::peer_set::PeerSet;
-use crate::pattern::{set_metadata, Pattern, PeerMetadata, SendResult};
+use crate::pattern::{note_metadata, set_metadata, Pattern, PeerMetadata, SendResult};
 
 /// Laid out from a line boundary, the peer set first: its first line holds all that a
 /// receive reads here (the fair queue's state among it), so that a receive on a DEALER whose
@@ -48,15 +51,16 @@ impl Pattern for Dealer {
         self.lb.send(&mut self.peers, frame, more, false)
     }
 
-    fn recv(&mut self) -> Result<Msg> {
+    fn recv_frame(&mut self, metadata: &mut Option<Arc<Metadata>>) -> Result<Msg> {
         let r = self
             .fq
             .recv(&mut self.peers, |_| true)
             .ok_or(Error::Again)?;
+        note_metadata(metadata, &self.peers[r.index].metadata);
         Ok(Msg {
             data: r.frame,
             more: r.more,
-            metadata: self.peers[r.index].metadata.clone(),
+            metadata: None,
         })
     }
 

@@ -1,14 +1,17 @@
 //! PAIR (RFC 31, libzmq src/pair.cpp): exactly one peer; a second one is refused (its pipes
 //! dropped, so its connection closes). Blocks when the peer is absent or full, never drops.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use ferromq_pipe::Read;
+use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
 use crate::msg::Msg;
 use crate::option::Options;
-use crate::pattern::{Pattern, PeerMetadata, SendResult};
+use crate::pattern::{note_metadata, Pattern, PeerMetadata, SendResult};
 
 #[derive(Debug, Default)]
 pub(crate) struct Pair {
@@ -55,16 +58,19 @@ impl Pattern for Pair {
         }
     }
 
-    fn recv(&mut self) -> Result<Msg> {
+    fn recv_frame(&mut self, metadata: &mut Option<Arc<Metadata>>) -> Result<Msg> {
         let Some(p) = self.peer.as_mut() else {
             return Err(Error::Again);
         };
         match p.inp.read() {
-            Read::Item { item, more } => Ok(Msg {
-                data: item,
-                more,
-                metadata: p.metadata.clone(),
-            }),
+            Read::Item { item, more } => {
+                note_metadata(metadata, &p.metadata);
+                Ok(Msg {
+                    data: item,
+                    more,
+                    metadata: None,
+                })
+            }
             Read::Empty => Err(Error::Again),
             Read::Closed => {
                 self.peer = None;

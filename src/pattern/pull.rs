@@ -1,6 +1,9 @@
 //! PULL (RFC 30, libzmq src/pull.cpp): fair-queues messages from its peers; cannot send.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
+use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
@@ -8,7 +11,7 @@ use crate::msg::Msg;
 use crate::option::Options;
 use crate::pattern::fq::FairQueue;
 use crate::pattern::peer_set::PeerSet;
-use crate::pattern::{set_metadata, Pattern, PeerMetadata, SendResult};
+use crate::pattern::{note_metadata, set_metadata, Pattern, PeerMetadata, SendResult};
 
 #[derive(Debug, Default)]
 pub(crate) struct Pull {
@@ -37,15 +40,16 @@ impl Pattern for Pull {
         Err((Error::NotSup, frame))
     }
 
-    fn recv(&mut self) -> Result<Msg> {
+    fn recv_frame(&mut self, metadata: &mut Option<Arc<Metadata>>) -> Result<Msg> {
         let r = self
             .fq
             .recv(&mut self.peers, |_| true)
             .ok_or(Error::Again)?;
+        note_metadata(metadata, &self.peers[r.index].metadata);
         Ok(Msg {
             data: r.frame,
             more: r.more,
-            metadata: self.peers[r.index].metadata.clone(),
+            metadata: None,
         })
     }
 

@@ -1,7 +1,10 @@
 //! PUSH (RFC 30, libzmq src/push.cpp): load-balances to peers with room; blocks when there
 //! is none, never drops; cannot receive.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
+use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
@@ -40,7 +43,7 @@ impl Pattern for Push {
         self.lb.send(&mut self.peers, frame, more, true)
     }
 
-    fn recv(&mut self) -> Result<Msg> {
+    fn recv_frame(&mut self, _: &mut Option<Arc<Metadata>>) -> Result<Msg> {
         Err(Error::NotSup)
     }
 

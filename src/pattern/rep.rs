@@ -5,7 +5,10 @@
 //!
 //! A reply whose peer has gone, or whose pipe is full, is dropped (REP never blocks on send).
 
+use std::sync::Arc;
+
 use bytes::Bytes;
+use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
@@ -13,7 +16,7 @@ use crate::msg::Msg;
 use crate::option::Options;
 use crate::pattern::fq::FairQueue;
 use crate::pattern::peer_set::PeerSet;
-use crate::pattern::{set_metadata, Pattern, PeerMetadata, SendResult};
+use crate::pattern::{note_metadata, set_metadata, Pattern, PeerMetadata, SendResult};
 
 #[derive(Debug, Default)]
 pub(crate) struct Rep {
@@ -114,7 +117,7 @@ impl Pattern for Rep {
         Ok(())
     }
 
-    fn recv(&mut self) -> Result<Msg> {
+    fn recv_frame(&mut self, metadata: &mut Option<Arc<Metadata>>) -> Result<Msg> {
         if self.sending_reply {
             return Err(Error::Fsm);
         }
@@ -132,10 +135,11 @@ impl Pattern for Rep {
             self.in_body = false;
             self.sending_reply = true;
         }
+        note_metadata(metadata, &self.peers[r.index].metadata);
         Ok(Msg {
             data: r.frame,
             more: r.more,
-            metadata: self.peers[r.index].metadata.clone(),
+            metadata: None,
         })
     }
 

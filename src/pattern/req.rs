@@ -9,7 +9,10 @@
 //!                                │       the old reply will be ignored
 //! ```
 
+use std::sync::Arc;
+
 use bytes::Bytes;
+use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
@@ -18,7 +21,7 @@ use crate::option::{int_value, Options, ZMQ_REQ_CORRELATE, ZMQ_REQ_RELAXED};
 use crate::pattern::fq::FairQueue;
 use crate::pattern::lb::next_writable;
 use crate::pattern::peer_set::PeerSet;
-use crate::pattern::{set_metadata, Pattern, PeerMetadata, SendResult};
+use crate::pattern::{note_metadata, set_metadata, Pattern, PeerMetadata, SendResult};
 
 #[derive(Debug)]
 pub(crate) struct Req {
@@ -141,7 +144,7 @@ impl Pattern for Req {
         Ok(())
     }
 
-    fn recv(&mut self) -> Result<Msg> {
+    fn recv_frame(&mut self, metadata: &mut Option<Arc<Metadata>>) -> Result<Msg> {
         if !self.receiving_reply {
             return Err(Error::Fsm);
         }
@@ -165,13 +168,14 @@ impl Pattern for Req {
             self.receiving_reply = false;
             self.message_begins = true;
         }
-        let metadata = self
-            .reply_peer()
-            .and_then(|i| self.peers[i].metadata.clone());
+        match self.reply_peer() {
+            Some(i) => note_metadata(metadata, &self.peers[i].metadata),
+            None => *metadata = None,
+        }
         Ok(Msg {
             data,
             more,
-            metadata,
+            metadata: None,
         })
     }
 

@@ -10,8 +10,11 @@
 //! is refused, unless ROUTER_HANDOVER, which gives the new peer the id and the old one a
 //! generated id.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use ferromq_pipe::Writer;
+use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
@@ -20,7 +23,7 @@ use crate::option::Options;
 use crate::pattern::fq::FairQueue;
 use crate::pattern::peer_set::PeerSet;
 use crate::pattern::routing_ids::RoutingIds;
-use crate::pattern::{Lent, OutFrame, Pattern, PeerMetadata, SendResult};
+use crate::pattern::{note_metadata, Lent, OutFrame, Pattern, PeerMetadata, SendResult};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Outbound {
@@ -163,32 +166,38 @@ impl Pattern for Router {
             .map_err(|(e, frame)| (e, frame.into_bytes()))
     }
 
-    fn recv(&mut self) -> Result<Msg> {
-        if let Some(msg) = self.pending.take() {
+    fn recv_frame(&mut self, metadata: &mut Option<Arc<Metadata>>) -> Result<Msg> {
+        if let Some(mut msg) = self.pending.take() {
             self.receiving_more = msg.more;
+            // The body's own count, taken with its routing id frame: its peer may have left
+            // since.
+            *metadata = msg.metadata.take();
             return Ok(msg);
         }
         let r = self.fq.recv(&mut self.peers, |p| p.routing_id.is_some());
         self.peers.forget_departed(&mut self.by_id);
         let r = r.ok_or(Error::Again)?;
         let peer = &self.peers[r.index];
-        let body = Msg {
-            data: r.frame,
-            more: r.more,
-            metadata: peer.metadata.clone(),
-        };
+        note_metadata(metadata, &peer.metadata);
         if self.receiving_more {
-            self.receiving_more = body.more;
-            return Ok(body);
+            self.receiving_more = r.more;
+            return Ok(Msg {
+                data: r.frame,
+                more: r.more,
+                metadata: None,
+            });
         }
         let rid = peer.routing_id.clone().unwrap_or_default();
-        let metadata = body.metadata.clone();
-        self.pending = Some(body);
+        self.pending = Some(Msg {
+            data: r.frame,
+            more: r.more,
+            metadata: metadata.clone(),
+        });
         self.receiving_more = true;
         Ok(Msg {
             data: rid,
             more: true,
-            metadata,
+            metadata: None,
         })
     }
 

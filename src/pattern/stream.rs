@@ -14,7 +14,10 @@
 //! a first frame without SNDMORE is ignored and so is the frame after it; the second frame
 //! always ends the message, whatever its SNDMORE says.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
+use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
@@ -23,7 +26,7 @@ use crate::option::{self, Options};
 use crate::pattern::fq::FairQueue;
 use crate::pattern::peer_set::PeerSet;
 use crate::pattern::routing_ids::RoutingIds;
-use crate::pattern::{Pattern, PeerMetadata, SendResult};
+use crate::pattern::{note_metadata, Pattern, PeerMetadata, SendResult};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Outbound {
@@ -157,15 +160,16 @@ impl Pattern for Stream {
         }
     }
 
-    fn recv(&mut self) -> Result<Msg> {
-        if let Some(msg) = self.pending.take() {
+    fn recv_frame(&mut self, metadata: &mut Option<Arc<Metadata>>) -> Result<Msg> {
+        if let Some(mut msg) = self.pending.take() {
+            *metadata = msg.metadata.take();
             return Ok(msg);
         }
         let r = self.fq.recv(&mut self.peers, |_| true);
         self.peers.forget_departed(&mut self.by_id);
         let r = r.ok_or(Error::Again)?;
         let peer = &self.peers[r.index];
-        let metadata = peer.metadata.clone();
+        note_metadata(metadata, &peer.metadata);
         self.pending = Some(Msg {
             data: r.frame,
             more: false,
@@ -174,7 +178,7 @@ impl Pattern for Stream {
         Ok(Msg {
             data: peer.routing_id.clone().unwrap_or_default(),
             more: true,
-            metadata,
+            metadata: None,
         })
     }
 

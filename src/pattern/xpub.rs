@@ -365,7 +365,7 @@ impl Pattern for Xpub {
             .map_err(|(e, frame)| (e, frame.into_bytes()))
     }
 
-    fn recv(&mut self) -> Result<Msg> {
+    fn recv_frame(&mut self, metadata: &mut Option<Arc<Metadata>>) -> Result<Msg> {
         if self.role == Role::Pub {
             return Err(Error::NotSup);
         }
@@ -374,10 +374,11 @@ impl Pattern for Xpub {
         if let Some(last) = p.last_pipe {
             self.last_pipe = last;
         }
+        *metadata = p.metadata;
         Ok(Msg {
             data: p.data,
             more: p.more,
-            metadata: p.metadata,
+            metadata: None,
         })
     }
 

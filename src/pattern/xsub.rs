@@ -16,9 +16,11 @@
 //! receives (INVERT_MATCHING flips it); XSUB does not, as libzmq's XSUB does not.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use ferromq_trie::SubscriptionTrie;
+use ferromq_zmtp::Metadata;
 
 use crate::error::{Error, Result};
 use crate::io::peer::{Peer, PipeId};
@@ -26,7 +28,7 @@ use crate::msg::Msg;
 use crate::option::{int_value, Options, ZMQ_INVERT_MATCHING, ZMQ_SUBSCRIBE, ZMQ_UNSUBSCRIBE};
 use crate::pattern::fq::FairQueue;
 use crate::pattern::peer_set::PeerSet;
-use crate::pattern::{Pattern, PeerMetadata, SendResult};
+use crate::pattern::{note_metadata, Pattern, PeerMetadata, SendResult};
 
 /// SUB subscribes through options and filters; XSUB sends subscriptions as messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,16 +100,18 @@ impl Xsub {
         self.role == Role::Xsub || (self.subscriptions.matches(data) != self.invert)
     }
 
-    /// The next frame of a message the filter lets through.
-    fn next_frame(&mut self) -> Option<Msg> {
+    /// The next frame of a message the filter lets through; its metadata goes to `metadata`
+    /// (see [`Pattern::recv_frame`]).
+    fn next_frame(&mut self, metadata: &mut Option<Arc<Metadata>>) -> Option<Msg> {
         loop {
             let r = self.fq.recv(&mut self.peers, |_| true)?;
             if self.more_in || self.accepts(&r.frame) {
                 self.more_in = r.more;
+                note_metadata(metadata, &self.peers[r.index].metadata);
                 return Some(Msg {
                     data: r.frame,
                     more: r.more,
-                    metadata: self.peers[r.index].metadata.clone(),
+                    metadata: None,
                 });
             }
             // Not subscribed: skip the rest of the message (all of it is in the pipe).
@@ -198,18 +202,25 @@ impl Pattern for Xsub {
         Ok(())
     }
 
-    fn recv(&mut self) -> Result<Msg> {
-        if let Some(m) = self.prefetched.take() {
+    fn recv_frame(&mut self, metadata: &mut Option<Arc<Metadata>>) -> Result<Msg> {
+        if let Some(mut m) = self.prefetched.take() {
+            *metadata = m.metadata.take();
             return Ok(m);
         }
-        self.next_frame().ok_or(Error::Again)
+        self.next_frame(metadata).ok_or(Error::Again)
     }
 
     fn has_in(&mut self) -> bool {
         if self.more_in || self.prefetched.is_some() {
             return true;
         }
-        self.prefetched = self.next_frame();
+        // A frame kept for a later `recv_frame` keeps its own metadata: its peer may leave
+        // first.
+        let mut metadata = None;
+        self.prefetched = self.next_frame(&mut metadata).map(|mut m| {
+            m.metadata = metadata;
+            m
+        });
         self.prefetched.is_some()
     }
 

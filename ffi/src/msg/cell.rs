@@ -112,7 +112,10 @@ impl MsgCell {
     /// Replaces the content in place with a received frame: its body is the runtime's
     /// `Bytes`, shared on copy like libzmq's long messages unless it is very small. (In place,
     /// not through `take` + `put`: this runs once per received message.)
-    pub fn set_received(&mut self, msg: ferromq::Msg) {
+    /// `metadata` is the frame's (the socket keeps it); the cell takes a count of it only when
+    /// it holds another connection's, so frames from one peer received into one message in
+    /// turn count nothing.
+    pub fn set_received(&mut self, msg: ferromq::Msg, metadata: Option<&Arc<Metadata>>) {
         self.kind = if msg.data.len() <= MAX_VSM_SIZE {
             Kind::Small
         } else {
@@ -123,7 +126,16 @@ impl MsgCell {
         let old = core::mem::replace(&mut self.body, unsafe { ferromq::settled::body(&data) });
         self.more = msg.more;
         self.shared = false;
-        let old_metadata = core::mem::replace(&mut self.metadata, msg.metadata);
+        let same = match (&self.metadata, metadata) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        let old_metadata = if same {
+            None
+        } else {
+            core::mem::replace(&mut self.metadata, metadata.cloned())
+        };
         if self.props.get().is_some() {
             self.drop_props();
         }
