@@ -726,6 +726,22 @@ impl Socket {
     /// The metadata of the frame [`Socket::recv_frame`] (or `recv`) received last: what its
     /// peer announced in its handshake, and the connection's own properties; `None` for an
     /// inproc peer or before any frame.
+    ///
+    /// ```
+    /// use ferromq::{Context, RecvFlags, SendFlags, SocketType};
+    /// let ctx = Context::new();
+    /// let mut a = ctx.socket(SocketType::Pair)?;
+    /// let mut b = ctx.socket(SocketType::Pair)?;
+    /// a.bind("ipc://*")?;
+    /// b.connect(&a.last_endpoint()?)?;
+    /// assert!(a.last_metadata().is_none());
+    /// b.send("hi", SendFlags::empty())?;
+    /// let msg = a.recv(RecvFlags::empty())?;
+    /// // `recv` hands out the same metadata that the socket keeps.
+    /// let kept = a.last_metadata().expect("an ipc frame carries its peer's metadata");
+    /// assert!(std::sync::Arc::ptr_eq(kept, msg.metadata.as_ref().unwrap()));
+    /// # Ok::<(), ferromq::Error>(())
+    /// ```
     pub fn last_metadata(&self) -> Option<&Arc<Metadata>> {
         self.metadata.as_ref()
     }
