@@ -176,12 +176,11 @@ fn resolve_local(host: &str, port: u16, ipv6: bool) -> Result<SocketAddr> {
         } else {
             IpAddr::V4(Ipv4Addr::UNSPECIFIED)
         }
-    } else if let Some(ip) = interface_address(host, ipv6) {
-        ip
     } else {
         match host.parse::<IpAddr>() {
             Ok(ip) if ip.is_ipv4() || ipv6 => ip,
-            _ => return Err(Error::NoDev),
+            Ok(_) => return Err(Error::NoDev),
+            Err(_) => interface_address(host, ipv6).ok_or(Error::NoDev)?,
         }
     };
     Ok(with_zone(SocketAddr::new(ip, port), zone))
@@ -224,9 +223,6 @@ fn with_zone(addr: SocketAddr, zone: u32) -> SocketAddr {
 /// getifaddrs lists them (libzmq's resolve_nic_name); `None` when there is no such interface
 /// or it has no address of that family.
 fn interface_address(name: &str, ipv6: bool) -> Option<IpAddr> {
-    if name.parse::<IpAddr>().is_ok() {
-        return None;
-    }
     if_addrs::get_if_addrs()
         .ok()?
         .into_iter()

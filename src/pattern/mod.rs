@@ -214,12 +214,7 @@ impl PeerMetadata {
 /// before it, some of them to lines the I/O thread had just written.
 #[inline]
 pub(crate) fn note_metadata(slot: &mut Option<Arc<Metadata>>, of: &Option<Arc<Metadata>>) {
-    let same = match (&*slot, of) {
-        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-        (None, None) => true,
-        _ => false,
-    };
-    if !same {
+    if slot.as_ref().map(Arc::as_ptr) != of.as_ref().map(Arc::as_ptr) {
         *slot = of.clone();
     }
 }

@@ -126,12 +126,7 @@ impl MsgCell {
         let old = core::mem::replace(&mut self.body, unsafe { ferromq::settled::body(&data) });
         self.more = msg.more;
         self.shared = false;
-        let same = match (&self.metadata, metadata) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            (None, None) => true,
-            _ => false,
-        };
-        let old_metadata = if same {
+        let old_metadata = if self.metadata.as_ref().map(Arc::as_ptr) == metadata.map(Arc::as_ptr) {
             None
         } else {
             core::mem::replace(&mut self.metadata, metadata.cloned())
