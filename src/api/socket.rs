@@ -31,6 +31,7 @@ use crate::io::peer::{socket_pipes, PipeId};
 use crate::io::send_buffers::SendBuffers;
 use crate::io::session::SessionCtl;
 use crate::io::signaler::Signaler;
+use crate::io::spin_backoff::{cpus_allowed, SpinBackoff};
 use crate::msg::Msg;
 use crate::option::{self, Options};
 use crate::pattern;
@@ -91,6 +92,12 @@ pub struct Socket {
     core: Owner,
     send_buffers: SendBuffers,
     rcvmore: bool,
+    /// The last call that moved a frame was a send: a receive now waits for an answer.
+    sent_last: bool,
+    /// The socket was made on a thread that may run on more than one CPU (see `REPLY_SPIN`).
+    several_cpus: bool,
+    /// When a receive waits awake for an answer (see `REPLY_SPIN`).
+    reply_spin: SpinBackoff,
     /// The metadata of the frame received last (see [`Socket::recv_frame`]).
     metadata: Option<Arc<Metadata>>,
     kind: SocketType,
@@ -107,6 +114,21 @@ pub struct Socket {
 
 /// A send's outcome: a refused message comes back in the error.
 pub type SendResult<M> = std::result::Result<(), SendError<M>>;
+
+/// How long a blocking receive that waits for an answer waits awake (watching the socket's
+/// notification count, `Signaler::watch`) before it sleeps in `poll(2)`.
+///
+/// A reply between two threads of one process comes back in well under a microsecond when
+/// both stay awake, while a sleeping thread is woken by an eventfd write (a system call) and,
+/// on another CPU that halted meanwhile, an interrupt: on the 2-vCPU VM the inproc round trip
+/// took 3 or 22 us a hop as the scheduler placed the threads, libzmq's too (issue 18,
+/// session 26: docs/performance.md). Waiting awake costs CPU time, so only where it is likely
+/// to pay: after a send (request-reply; a receiver that only receives would instead turn one
+/// wake-up per batch of a stream into one per message, as its writer finds it awake and
+/// empty each time), on a thread allowed more than one CPU (on one, the answer cannot come
+/// while it spins), and while waits are answered (`SpinBackoff`: one that runs out lets the
+/// next 1 ... 64 chances pass).
+const REPLY_SPIN: Duration = Duration::from_micros(20);
 
 /// When a blocking send or receive gives up. The clock is read only before the first wait,
 /// as libzmq does, so a call that completes at once costs no `clock_gettime`.
@@ -163,6 +185,9 @@ impl Socket {
             signal,
             mailbox,
             rcvmore: false,
+            sent_last: false,
+            several_cpus: cpus_allowed().is_some_and(|n| n > 1),
+            reply_spin: SpinBackoff::default(),
             metadata: None,
             last_endpoint: String::new(),
             binds: Vec::new(),
@@ -595,7 +620,9 @@ impl Socket {
             return Err((Error::Term, frame));
         }
         let options = &self.options;
-        send_locked(&mut self.core, |pattern| pattern.send(frame, more, options))
+        let sent = send_locked(&mut self.core, |pattern| pattern.send(frame, more, options));
+        self.sent_last |= sent.is_ok();
+        sent
     }
 
     /// Sends a copy of `data` as one message part, as `zmq_send` does. The copy goes into
@@ -639,7 +666,10 @@ impl Socket {
         match send_locked(&mut self.core, |pattern| {
             pattern.send_lent(frame, more, options)
         }) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                self.sent_last = true;
+                Ok(())
+            }
             Err((e, frame)) => {
                 *refused = frame;
                 Err(e)
@@ -699,28 +729,79 @@ impl Socket {
         // once leaves the options' line alone (issue 15: with a thousand sockets drained in
         // turn it was one cold line per call).
         let mut patience = None;
+        let mut may_wait_awake = true;
         loop {
-            if self.ctx.is_terminated() {
-                return Err(Error::Term);
-            }
-            let mut core = self.core.lock();
-            let received = ManuallyDrop::new(core.pattern.recv_frame(&mut self.metadata));
-            core.unlock();
-            match &*received {
-                Ok(msg) => {
-                    // SAFETY: `received` is not dropped (`ManuallyDrop`) nor used again.
-                    let msg = unsafe { crate::msg::settled::received(msg) };
-                    self.rcvmore = msg.more;
-                    return Ok(msg);
-                }
+            match self.try_recv_frame() {
                 Err(Error::Again) => {}
-                Err(e) => return Err(*e),
+                received => return received,
             }
             let dontwait = flags.contains(RecvFlags::DONTWAIT);
             let rcvtimeo = self.options.rcvtimeo;
             let patience = patience.get_or_insert_with(|| Patience::new(dontwait, rcvtimeo));
-            self.wait(patience.deadline()?)?;
+            let deadline = patience.deadline()?;
+            if std::mem::take(&mut may_wait_awake) && self.reply_due() {
+                if let Some(received) = self.recv_awake(deadline) {
+                    return received;
+                }
+                // Not answered in time: look once more (notifiers write the fd again now),
+                // then sleep.
+                continue;
+            }
+            self.wait(deadline)?;
         }
+    }
+
+    /// One look for a frame, never waiting.
+    #[inline(always)]
+    fn try_recv_frame(&mut self) -> Result<Msg> {
+        if self.ctx.is_terminated() {
+            return Err(Error::Term);
+        }
+        let mut core = self.core.lock();
+        let received = ManuallyDrop::new(core.pattern.recv_frame(&mut self.metadata));
+        core.unlock();
+        match &*received {
+            Ok(msg) => {
+                // SAFETY: `received` is not dropped (`ManuallyDrop`) nor used again.
+                let msg = unsafe { crate::msg::settled::received(msg) };
+                self.rcvmore = msg.more;
+                self.sent_last = false;
+                Ok(msg)
+            }
+            Err(e) => Err(*e),
+        }
+    }
+
+    /// Whether a receive that found nothing waits awake for a while before it sleeps: only
+    /// for an answer (this socket sent since its last receive), on a thread that may run on
+    /// another CPU than the one that answers, and while such waits are answered in time
+    /// (see `REPLY_SPIN`).
+    fn reply_due(&mut self) -> bool {
+        self.sent_last && self.several_cpus && self.reply_spin.chance()
+    }
+
+    /// Waits awake for a frame, up to `REPLY_SPIN` (and the caller's deadline): `None` if
+    /// none came.
+    fn recv_awake(&mut self, deadline: Option<Instant>) -> Option<Result<Msg>> {
+        let mut until = Instant::now() + REPLY_SPIN;
+        if let Some(d) = deadline {
+            until = until.min(d);
+        }
+        // The count is read before each look, so a notification after the look changes it.
+        let mut seen = self.signal.watch();
+        let received = loop {
+            match self.try_recv_frame() {
+                Err(Error::Again) => {}
+                received => break Some(received),
+            }
+            if !self.signal.wait_awake(seen, until) {
+                break None;
+            }
+            seen = self.signal.seen();
+        };
+        self.signal.unwatch();
+        self.reply_spin.outcome(received.is_some());
+        received
     }
 
     /// The metadata of the frame [`Socket::recv_frame`] (or `recv`) received last: what its
@@ -1857,5 +1938,59 @@ mod tests {
         peer.connect("inproc://unit-ev").unwrap();
         peer.send("m", SendFlags::empty()).unwrap();
         assert_eq!(s.events(), Events::POLLIN | Events::POLLOUT);
+    }
+
+    /// Only a receive that follows a send waits awake, and only on a thread allowed more
+    /// than one CPU: a receiver that only receives sleeps at once, as before.
+    #[test]
+    fn only_a_receive_after_a_send_waits_awake() {
+        let ctx = Context::new();
+        let mut a = ctx.socket(SocketType::Pair).unwrap();
+        let mut b = ctx.socket(SocketType::Pair).unwrap();
+        a.bind("inproc://unit-reply-due").unwrap();
+        b.connect("inproc://unit-reply-due").unwrap();
+        assert!(!a.reply_due(), "nothing sent yet");
+        a.send("ping", SendFlags::empty()).unwrap();
+        assert_eq!(a.reply_due(), cpus_allowed().is_some_and(|n| n > 1));
+        b.send_slice(b"pong", SendFlags::empty()).unwrap();
+        a.recv(RecvFlags::empty()).unwrap();
+        assert!(!a.reply_due(), "received since");
+        assert!(
+            b.reply_due() || !b.several_cpus,
+            "send_slice counts as a send"
+        );
+    }
+
+    /// Request-reply between two threads: every answer arrives, whether it came while the
+    /// requester waited awake (its notification counted, the eventfd left alone) or after
+    /// that wait ran out and it slept (the eventfd written). A lost notification would leave
+    /// a receive waiting for its timeout, and the test would fail on `EAGAIN`.
+    #[test]
+    fn answers_arrive_whether_the_requester_waits_awake_or_asleep() {
+        const ROUND_TRIPS: u32 = 5_000;
+        let ctx = Context::new();
+        let mut req = ctx.socket(SocketType::Req).unwrap();
+        let mut rep = ctx.socket(SocketType::Rep).unwrap();
+        rep.bind("inproc://unit-reply-spin").unwrap();
+        req.connect("inproc://unit-reply-spin").unwrap();
+        req.set_rcvtimeo(10_000).unwrap();
+        rep.set_rcvtimeo(10_000).unwrap();
+        let server = std::thread::spawn(move || {
+            for i in 0..ROUND_TRIPS {
+                let m = rep.recv(RecvFlags::empty()).unwrap();
+                if i % 500 == 0 {
+                    // Longer than a wait awake: the requester is asleep when this comes.
+                    std::thread::sleep(REPLY_SPIN * 50);
+                }
+                rep.send(m, SendFlags::empty()).unwrap();
+            }
+        });
+        for i in 0..ROUND_TRIPS {
+            req.send_slice(&i.to_le_bytes(), SendFlags::empty())
+                .unwrap();
+            let answer = req.recv(RecvFlags::empty()).unwrap();
+            assert_eq!(answer.as_slice(), i.to_le_bytes());
+        }
+        server.join().unwrap();
     }
 }

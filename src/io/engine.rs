@@ -24,6 +24,7 @@ use crate::io::heartbeat::Heartbeat;
 use crate::io::peer::SessionPipes;
 use crate::io::recv_buffers::{self, RecvBuffers};
 use crate::io::session::SessionCtl;
+use crate::io::spin_backoff::{cpus_allowed, SpinBackoff};
 use crate::io::stream::Stream;
 use crate::option::Options;
 
@@ -95,48 +96,30 @@ const MID_FRAME_SPIN: Duration = Duration::from_micros(20);
 /// beside a busy loop per CPU every poll ran out and cost its whole length (256 KiB: tcp 207
 /// us and ipc 218 against 125 and 139 without polling, medians of 5).
 #[derive(Debug, Default)]
-struct SpinBackoff {
+struct MidFrameSpin {
     /// The process is pinned to one CPU (see above); never polls otherwise.
     enabled: bool,
-    /// Chances to let pass before the next poll.
-    skip: u8,
-    /// What `skip` is set to after the next poll that runs out.
-    next: u8,
+    backoff: SpinBackoff,
 }
 
-impl SpinBackoff {
-    fn new(stream: &Stream) -> SpinBackoff {
-        SpinBackoff {
-            enabled: matches!(stream, Stream::Unix(_)) && pinned_to_one_cpu(),
-            ..SpinBackoff::default()
+impl MidFrameSpin {
+    fn new(stream: &Stream) -> MidFrameSpin {
+        MidFrameSpin {
+            enabled: matches!(stream, Stream::Unix(_)) && cpus_allowed() == Some(1),
+            backoff: SpinBackoff::default(),
         }
     }
 
     /// Polls `stream` for readable (writable with `out`) up to `MID_FRAME_SPIN` unless this
-    /// chance is skipped; true when it became so.
+    /// chance is let pass; true when it became so.
     fn wait(&mut self, stream: &Stream, out: bool) -> bool {
-        if !self.enabled {
-            return false;
-        }
-        if self.skip > 0 {
-            self.skip -= 1;
+        if !self.enabled || !self.backoff.chance() {
             return false;
         }
         let ready = stream.ready_within(out, MID_FRAME_SPIN);
-        if ready {
-            self.next = 0;
-        } else {
-            self.next = (self.next * 2).clamp(1, 64);
-            self.skip = self.next;
-        }
+        self.backoff.outcome(ready);
         ready
     }
-}
-
-/// Whether the calling thread may run on one CPU only (`taskset -c N`, inherited by every
-/// thread of the process); false when that cannot be told.
-fn pinned_to_one_cpu() -> bool {
-    rustix::thread::sched_getaffinity(None).is_ok_and(|set| set.count() == 1)
 }
 
 /// Most frames taken from the outbound pipe for a write to count as one message (a
@@ -242,8 +225,8 @@ pub(crate) struct Engine {
     heartbeat: Heartbeat,
     /// Why a CURVE MESSAGE was refused, for the monitor (see [`EngineExit`]).
     protocol_error: Option<u32>,
-    /// When to poll awake for the rest of a frame (see [`SpinBackoff`]).
-    spin: SpinBackoff,
+    /// When to poll awake for the rest of a frame (see [`MidFrameSpin`]).
+    spin: MidFrameSpin,
 }
 
 impl Engine {
@@ -255,7 +238,7 @@ impl Engine {
         options: &Options,
         exit: tokio::sync::oneshot::Sender<EngineExit>,
     ) -> Engine {
-        let spin = SpinBackoff::new(&stream);
+        let spin = MidFrameSpin::new(&stream);
         Engine {
             stream,
             pipes: Some(pipes),
@@ -831,9 +814,9 @@ mod tests {
         use std::io::{Read, Write};
         let (a, mut b) = mio::net::UnixStream::pair().unwrap();
         let mut stream = super::Stream::Unix(a);
-        let mut spin = super::SpinBackoff {
+        let mut spin = super::MidFrameSpin {
             enabled: true,
-            ..super::SpinBackoff::default()
+            ..super::MidFrameSpin::default()
         };
         assert!(!spin.wait(&stream, false));
         b.write_all(b"x").unwrap();
@@ -847,7 +830,7 @@ mod tests {
         // lasts the whole spin.
         let polled: Vec<bool> = (0..6)
             .map(|_| {
-                let polls = spin.skip == 0;
+                let polls = !spin.backoff.skips_next();
                 let start = std::time::Instant::now();
                 assert!(!spin.wait(&stream, false));
                 if polls {

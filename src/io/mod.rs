@@ -20,6 +20,7 @@ pub(crate) mod recv_buffers;
 pub mod send_buffers;
 pub(crate) mod session;
 pub(crate) mod signaler;
+pub(crate) mod spin_backoff;
 pub(crate) mod stream;
 pub(crate) mod thread_signals;
 pub(crate) mod wake;

@@ -4,8 +4,16 @@
 //! command arrived, the context shut down) calls [`Signaler::notify`]. The socket drains it
 //! before looking at its state, so a notification is never lost: either the state change is
 //! seen by the look that follows the drain, or the fd stays readable.
+//!
+//! A thread may also wait for a notification awake ([`Signaler::watch`]), watching a counter
+//! in memory. While it does, notifiers only count: the eventfd write, a system call, and the
+//! wake-up of a sleeping thread are what waiting awake saves. Nothing is lost that way either:
+//! a notification counted while the watcher was awake was counted before its
+//! [`Signaler::unwatch`], so the look that follows `unwatch` sees its state change; and the
+//! socket's thread is inside a call then, after which a ZMQ_FD user reads ZMQ_EVENTS anyway.
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use ferromq_pipe::Notify;
@@ -17,13 +25,23 @@ use crate::error::{Error, Result};
 #[derive(Debug)]
 pub(crate) struct Signaler {
     fd: OwnedFd,
+    /// `AWAKE` while a thread watches; above it, notifications counted (wrapping).
+    state: AtomicU32,
 }
+
+/// The bit of `Signaler::state` set while a thread waits awake.
+const AWAKE: u32 = 1;
+/// What one notification adds to `Signaler::state`.
+const COUNT: u32 = 2;
 
 impl Signaler {
     pub(crate) fn new() -> Result<Signaler> {
         let fd = eventfd(0, EventfdFlags::NONBLOCK | EventfdFlags::CLOEXEC)
             .map_err(|e| Error::from_errno(e.raw_os_error()))?;
-        Ok(Signaler { fd })
+        Ok(Signaler {
+            fd,
+            state: AtomicU32::new(0),
+        })
     }
 
     pub(crate) fn raw_fd(&self) -> RawFd {
@@ -32,6 +50,37 @@ impl Signaler {
 
     pub(crate) fn borrowed(&self) -> std::os::fd::BorrowedFd<'_> {
         self.fd.as_fd()
+    }
+
+    /// Starts waiting awake: notifications from now on are counted instead of written to
+    /// the fd, until [`Signaler::unwatch`]. Returns the count to compare with.
+    pub(crate) fn watch(&self) -> u32 {
+        self.state.fetch_or(AWAKE, Ordering::AcqRel) | AWAKE
+    }
+
+    /// Spins until a notification is counted after `seen` (true) or `until` (false).
+    pub(crate) fn wait_awake(&self, seen: u32, until: Instant) -> bool {
+        loop {
+            for _ in 0..8 {
+                std::hint::spin_loop();
+            }
+            if self.state.load(Ordering::Acquire) != seen {
+                return true;
+            }
+            if Instant::now() >= until {
+                return false;
+            }
+        }
+    }
+
+    /// The count as it is now, to pass to [`Signaler::wait_awake`].
+    pub(crate) fn seen(&self) -> u32 {
+        self.state.load(Ordering::Acquire)
+    }
+
+    /// Stops waiting awake; the caller looks at the socket's state again before it sleeps.
+    pub(crate) fn unwatch(&self) {
+        self.state.fetch_and(!AWAKE, Ordering::AcqRel);
     }
 
     /// Clears the flag.
@@ -64,6 +113,11 @@ impl Signaler {
 
 impl Notify for Signaler {
     fn notify(&self) {
+        // Counted after the state change the caller made (`Release`), so a watcher that sees
+        // the count, or unwatches after it, sees the change.
+        if self.state.fetch_add(COUNT, Ordering::AcqRel) & AWAKE != 0 {
+            return;
+        }
         // A full counter (2^64 - 2) would return EAGAIN; it is readable then anyway.
         let _ = rustix::io::write(&self.fd, &1u64.to_ne_bytes());
     }
@@ -79,6 +133,7 @@ fn duration_to_timespec(d: Duration) -> rustix::event::Timespec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     #[test]
     fn notify_wakes_a_wait_and_drain_clears() {
@@ -91,5 +146,30 @@ mod tests {
         assert!(!s
             .wait(Some(Instant::now() + Duration::from_millis(5)))
             .unwrap());
+    }
+
+    /// While a thread watches, a notification is counted and the fd left alone; after
+    /// `unwatch` they go to the fd again.
+    #[test]
+    fn a_watcher_sees_the_count_and_the_fd_stays_clear() {
+        let s = Arc::new(Signaler::new().unwrap());
+        let seen = s.watch();
+        assert!(!s.wait_awake(seen, Instant::now() + Duration::from_micros(50)));
+        let notifier = {
+            let s = Arc::clone(&s);
+            std::thread::spawn(move || s.notify())
+        };
+        assert!(s.wait_awake(seen, Instant::now() + Duration::from_secs(10)));
+        notifier.join().unwrap();
+        s.unwatch();
+        assert!(
+            !s.wait(Some(Instant::now())).unwrap(),
+            "counted, not written"
+        );
+        s.notify();
+        assert!(
+            s.wait(Some(Instant::now())).unwrap(),
+            "written once unwatched"
+        );
     }
 }
