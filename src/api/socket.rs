@@ -131,6 +131,24 @@ pub type SendResult<M> = std::result::Result<(), SendError<M>>;
 /// runs out lets the next 1 ... 64 chances pass).
 const REPLY_SPIN: Duration = Duration::from_micros(20);
 
+/// A receive's watch of its socket's notification count (`Signaler::watch`), ended when
+/// dropped, on every way out of the receive.
+struct Awake(Arc<Signaler>);
+
+impl Awake {
+    /// Starts watching; returns the watch and the count to compare with.
+    fn start(signal: &Arc<Signaler>) -> (Awake, u32) {
+        let count = signal.watch();
+        (Awake(Arc::clone(signal)), count)
+    }
+}
+
+impl Drop for Awake {
+    fn drop(&mut self) {
+        self.0.unwatch();
+    }
+}
+
 /// When a blocking send or receive gives up. The clock is read only before the first wait,
 /// as libzmq does, so a call that completes at once costs no `clock_gettime`.
 #[derive(Debug, Clone, Copy)]
@@ -732,44 +750,53 @@ impl Socket {
         // turn it was one cold line per call).
         let mut patience = None;
         let mut may_wait_awake = true;
+        // While waiting awake for an answer: the watch, when it ends, and the notification
+        // count read before the last look (one counted after it changes it).
+        let mut awake: Option<(Awake, Instant)> = None;
+        let mut seen = 0;
         loop {
-            match self.try_recv_frame() {
+            if self.ctx.is_terminated() {
+                return Err(Error::Term);
+            }
+            let mut core = self.core.lock();
+            let received = ManuallyDrop::new(core.pattern.recv_frame(&mut self.metadata));
+            core.unlock();
+            match &*received {
+                Ok(msg) => {
+                    // SAFETY: `received` is not dropped (`ManuallyDrop`) nor used again.
+                    let msg = unsafe { crate::msg::settled::received(msg) };
+                    self.rcvmore = msg.more;
+                    if awake.is_some() {
+                        self.reply_spin.outcome(true);
+                    }
+                    return Ok(msg);
+                }
                 Err(Error::Again) => {}
-                received => return received,
+                Err(e) => return Err(*e),
             }
             let dontwait = flags.contains(RecvFlags::DONTWAIT);
             let rcvtimeo = self.options.rcvtimeo;
             let patience = patience.get_or_insert_with(|| Patience::new(dontwait, rcvtimeo));
             let deadline = patience.deadline()?;
-            if std::mem::take(&mut may_wait_awake) && self.reply_due() {
-                if let Some(received) = self.recv_awake(deadline) {
-                    return received;
+            if let Some((_, until)) = &awake {
+                if self.signal.wait_awake(seen, *until) {
+                    seen = self.signal.seen();
+                } else {
+                    // Not answered in time: notifiers write the fd again from here on, and
+                    // one more look comes before the sleep.
+                    awake = None;
+                    self.reply_spin.outcome(false);
                 }
-                // Not answered in time: look once more (notifiers write the fd again now),
-                // then sleep.
+                continue;
+            }
+            if std::mem::take(&mut may_wait_awake) && self.reply_due() {
+                let until = Instant::now() + REPLY_SPIN;
+                let (watch, count) = Awake::start(&self.signal);
+                seen = count;
+                awake = Some((watch, deadline.map_or(until, |d| d.min(until))));
                 continue;
             }
             self.wait(deadline)?;
-        }
-    }
-
-    /// One look for a frame, never waiting.
-    #[inline(always)]
-    fn try_recv_frame(&mut self) -> Result<Msg> {
-        if self.ctx.is_terminated() {
-            return Err(Error::Term);
-        }
-        let mut core = self.core.lock();
-        let received = ManuallyDrop::new(core.pattern.recv_frame(&mut self.metadata));
-        core.unlock();
-        match &*received {
-            Ok(msg) => {
-                // SAFETY: `received` is not dropped (`ManuallyDrop`) nor used again.
-                let msg = unsafe { crate::msg::settled::received(msg) };
-                self.rcvmore = msg.more;
-                Ok(msg)
-            }
-            Err(e) => Err(*e),
         }
     }
 
@@ -790,30 +817,6 @@ impl Socket {
     /// time (see `REPLY_SPIN`).
     fn reply_due(&mut self) -> bool {
         std::mem::take(&mut self.sent_last) && self.several_cpus && self.reply_spin.chance()
-    }
-
-    /// Waits awake for a frame, up to `REPLY_SPIN` (and the caller's deadline): `None` if
-    /// none came.
-    fn recv_awake(&mut self, deadline: Option<Instant>) -> Option<Result<Msg>> {
-        let mut until = Instant::now() + REPLY_SPIN;
-        if let Some(d) = deadline {
-            until = until.min(d);
-        }
-        // The count is read before each look, so a notification after the look changes it.
-        let mut seen = self.signal.watch();
-        let received = loop {
-            match self.try_recv_frame() {
-                Err(Error::Again) => {}
-                received => break Some(received),
-            }
-            if !self.signal.wait_awake(seen, until) {
-                break None;
-            }
-            seen = self.signal.seen();
-        };
-        self.signal.unwatch();
-        self.reply_spin.outcome(received.is_some());
-        received
     }
 
     /// The metadata of the frame [`Socket::recv_frame`] (or `recv`) received last: what its
