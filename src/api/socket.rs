@@ -800,10 +800,8 @@ impl Socket {
         }
     }
 
-    /// Notes a send for [`Socket::reply_due`]. Stored only when it changes: a socket that
-    /// only sends then writes nothing per message (on the 2-vCPU VM a store per frame on both
-    /// sides moved the comparison matrix's PAIR/inproc/64 B stream by a fifth, a regime of
-    /// that bench more than a cost).
+    /// Notes a send for [`Socket::reply_due`], storing only when the mark changes: a socket
+    /// that only sends writes nothing per message for it.
     #[inline(always)]
     fn mark_sent(&mut self) {
         if !self.sent_last {
