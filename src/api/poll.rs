@@ -5,6 +5,8 @@
 //! So each round asks the sockets first, then waits on all fds in one `poll(2)`: the sockets'
 //! eventfds for input, the raw fds for what the caller asked. A raw fd reports what the
 //! kernel says (anything beyond in/out, such as HUP or NVAL, becomes `POLLERR`), as libzmq.
+//! A set of sockets alone, one of which has sent since it last waited, first waits awake for
+//! an answer, as a blocking receive does ([`Awake`]).
 
 use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
@@ -12,8 +14,9 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags};
 
 use crate::api::flags::{POLLERR, POLLIN, POLLOUT};
-use crate::api::socket::Socket;
+use crate::api::socket::{Socket, REPLY_SPIN};
 use crate::error::{Error, Result};
+use crate::io::signaler::{spin_until, Watch};
 
 #[derive(Debug)]
 enum Target<'a> {
@@ -265,14 +268,16 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
     }
     // The first round looks without waiting so raw fds are checked even at timeout 0; a set
     // of sockets alone needs no syscall for it (their events are read from their state).
-    let mut kernel = if items
+    let has_fds = items
         .iter()
-        .any(|item| matches!(item.target, Target::Fd(_)))
-    {
+        .any(|item| matches!(item.target, Target::Fd(_)));
+    let mut kernel = if has_fds {
         wait(items, Some(Duration::ZERO))?
     } else {
         vec![PollFlags::empty(); items.len()]
     };
+    let mut may_wait_awake = !has_fds;
+    let mut awake: Option<Awake> = None;
     loop {
         let mut ready = 0;
         for (item, got) in items.iter_mut().zip(&kernel) {
@@ -291,6 +296,9 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
             }
         }
         if ready > 0 {
+            if let Some(a) = awake.take() {
+                a.outcome(items, true);
+            }
             return Ok(ready);
         }
         let left = match until {
@@ -303,7 +311,84 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
             }
             None => None,
         };
+        if let Some(a) = &mut awake {
+            if !a.wait() {
+                // Not answered in time: one more look, then the kernel's wait.
+                if let Some(a) = awake.take() {
+                    a.outcome(items, false);
+                }
+            }
+            continue;
+        }
+        if std::mem::take(&mut may_wait_awake) {
+            awake = Awake::start(items, until);
+            if awake.is_some() {
+                continue;
+            }
+        }
         kernel = wait(items, left)?;
+    }
+}
+
+/// A poll of sockets alone that waits awake for an answer before its `poll(2)`, as a
+/// blocking receive does (`REPLY_SPIN`, `api/socket.rs`): when one of its exclusively held
+/// sockets has sent since it last waited, every socket's signaler is watched for up to that
+/// long. A set with raw fds never does (their readiness needs a system call to see).
+struct Awake {
+    /// Each item's watch and the count read before the last look.
+    watches: Vec<(Watch, u32)>,
+    until: Instant,
+    /// The item whose send made this wait, which keeps the backoff.
+    due: usize,
+}
+
+impl Awake {
+    fn start(items: &mut [PollItem<'_>], deadline: Option<Instant>) -> Option<Awake> {
+        let due = items.iter_mut().position(|item| match &mut item.target {
+            Target::SocketMut(s) => s.reply_due(),
+            _ => false,
+        })?;
+        let until = Instant::now() + REPLY_SPIN;
+        let watches = items
+            .iter()
+            .filter_map(|item| match &item.target {
+                Target::Socket(s) => Some(Watch::start(s.signal())),
+                Target::SocketMut(s) => Some(Watch::start(s.signal())),
+                Target::Fd(_) => None,
+            })
+            .collect();
+        Some(Awake {
+            watches,
+            until: deadline.map_or(until, |d| d.min(until)),
+            due,
+        })
+    }
+
+    /// Spins until a watched count moves (true: look again, with the counts read now) or
+    /// the wait runs out (false).
+    fn wait(&mut self) -> bool {
+        let moved = spin_until(self.until, || {
+            self.watches
+                .iter()
+                .any(|(watch, seen)| watch.seen() != *seen)
+        });
+        if moved {
+            for (watch, seen) in &mut self.watches {
+                *seen = watch.seen();
+            }
+        }
+        moved
+    }
+
+    /// Ends the watches and tells the socket that made the wait how it went.
+    fn outcome(self, items: &mut [PollItem<'_>], answered: bool) {
+        if let Some(PollItem {
+            target: Target::SocketMut(s),
+            ..
+        }) = items.get_mut(self.due)
+        {
+            s.reply_outcome(answered);
+        }
     }
 }
 
@@ -358,5 +443,40 @@ mod tests {
         poll(&mut items, 1000).unwrap();
         // A closed writer: readable (EOF), with HUP as POLLERR, as zmq_poll reports it.
         assert!(items[0].is_readable() || items[0].is_error());
+    }
+
+    /// Request-reply through a poll loop (send, poll, receive), as CZMQ's and C programs'
+    /// loops do: every answer is reported, whether it came while the poll waited awake (its
+    /// notification counted, the eventfd left alone) or after that wait ran out and it slept.
+    /// A lost notification would leave the poll waiting out its timeout and return 0.
+    #[test]
+    fn a_poll_loop_sees_every_answer_awake_or_asleep() {
+        const ROUND_TRIPS: u32 = 3_000;
+        let ctx = Context::new();
+        let mut client = ctx.socket(SocketType::Dealer).unwrap();
+        let mut server = ctx.socket(SocketType::Dealer).unwrap();
+        server.bind("inproc://unit-poll-awake").unwrap();
+        client.connect("inproc://unit-poll-awake").unwrap();
+        server.set_rcvtimeo(10_000).unwrap();
+        let echo = std::thread::spawn(move || {
+            for i in 0..ROUND_TRIPS {
+                let m = server.recv(crate::RecvFlags::empty()).unwrap();
+                if i % 500 == 0 {
+                    // Longer than a wait awake: the poll is asleep when this comes.
+                    std::thread::sleep(REPLY_SPIN * 50);
+                }
+                server.send(m, SendFlags::empty()).unwrap();
+            }
+        });
+        for i in 0..ROUND_TRIPS {
+            client
+                .send_slice(&i.to_le_bytes(), SendFlags::empty())
+                .unwrap();
+            let mut items = [PollItem::socket_mut(&mut client, POLLIN)];
+            assert_eq!(poll(&mut items, 10_000).unwrap(), 1);
+            let answer = client.recv(crate::RecvFlags::DONTWAIT).unwrap();
+            assert_eq!(answer.as_slice(), i.to_le_bytes());
+        }
+        echo.join().unwrap();
     }
 }

@@ -30,7 +30,7 @@ use crate::io::monitor::{EventSink, MonitorHub, EVENT_BIND_FAILED, EVENT_CLOSED,
 use crate::io::peer::{socket_pipes, PipeId};
 use crate::io::send_buffers::SendBuffers;
 use crate::io::session::SessionCtl;
-use crate::io::signaler::Signaler;
+use crate::io::signaler::{Signaler, Watch};
 use crate::io::spin_backoff::{cpus_allowed, SpinBackoff};
 use crate::msg::Msg;
 use crate::option::{self, Options};
@@ -129,25 +129,7 @@ pub type SendResult<M> = std::result::Result<(), SendError<M>>;
 /// 5.9 M msg/s when every wait spun), on a thread allowed more than one CPU (on one, the
 /// answer cannot come while it spins), and while waits are answered (`SpinBackoff`: one that
 /// runs out lets the next 1 ... 64 chances pass).
-const REPLY_SPIN: Duration = Duration::from_micros(20);
-
-/// A receive's watch of its socket's notification count (`Signaler::watch`), ended when
-/// dropped, on every way out of the receive.
-struct Awake(Arc<Signaler>);
-
-impl Awake {
-    /// Starts watching; returns the watch and the count to compare with.
-    fn start(signal: &Arc<Signaler>) -> (Awake, u32) {
-        let count = signal.watch();
-        (Awake(Arc::clone(signal)), count)
-    }
-}
-
-impl Drop for Awake {
-    fn drop(&mut self) {
-        self.0.unwatch();
-    }
-}
+pub(crate) const REPLY_SPIN: Duration = Duration::from_micros(20);
 
 /// When a blocking send or receive gives up. The clock is read only before the first wait,
 /// as libzmq does, so a call that completes at once costs no `clock_gettime`.
@@ -752,7 +734,7 @@ impl Socket {
         let mut may_wait_awake = true;
         // While waiting awake for an answer: the watch, when it ends, and the notification
         // count read before the last look (one counted after it changes it).
-        let mut awake: Option<(Awake, Instant)> = None;
+        let mut awake: Option<(Watch, Instant)> = None;
         let mut seen = 0;
         loop {
             if self.ctx.is_terminated() {
@@ -791,7 +773,7 @@ impl Socket {
             }
             if std::mem::take(&mut may_wait_awake) && self.reply_due() {
                 let until = Instant::now() + REPLY_SPIN;
-                let (watch, count) = Awake::start(&self.signal);
+                let (watch, count) = Watch::start(&self.signal);
                 seen = count;
                 awake = Some((watch, deadline.map_or(until, |d| d.min(until))));
                 continue;
@@ -813,7 +795,7 @@ impl Socket {
     /// the first such wait after a send (an answer may be on its way), on a thread that may
     /// run on another CPU than the one that answers, and while such waits are answered in
     /// time (see `REPLY_SPIN`).
-    fn reply_due(&mut self) -> bool {
+    pub(crate) fn reply_due(&mut self) -> bool {
         std::mem::take(&mut self.sent_last) && self.several_cpus && self.reply_spin.chance()
     }
 
@@ -952,6 +934,16 @@ impl Socket {
     /// Whether the socket's context has been shut down (every call then fails with `ETERM`).
     pub(crate) fn is_terminated(&self) -> bool {
         self.ctx.is_terminated()
+    }
+
+    /// The socket's signaler, to watch ([`Watch`]).
+    pub(crate) fn signal(&self) -> &Arc<Signaler> {
+        &self.signal
+    }
+
+    /// What a wait awake for an answer came to (see [`Socket::reply_due`]).
+    pub(crate) fn reply_outcome(&mut self, answered: bool) {
+        self.reply_spin.outcome(answered);
     }
 
     pub(crate) fn signaler(&self) -> &Signaler {

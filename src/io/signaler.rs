@@ -14,6 +14,7 @@
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ferromq_pipe::Notify;
@@ -60,17 +61,7 @@ impl Signaler {
 
     /// Spins until a notification is counted after `seen` (true) or `until` (false).
     pub(crate) fn wait_awake(&self, seen: u32, until: Instant) -> bool {
-        loop {
-            for _ in 0..8 {
-                std::hint::spin_loop();
-            }
-            if self.state.load(Ordering::Acquire) != seen {
-                return true;
-            }
-            if Instant::now() >= until {
-                return false;
-            }
-        }
+        spin_until(until, || self.seen() != seen)
     }
 
     /// The count as it is now, to pass to [`Signaler::wait_awake`].
@@ -111,6 +102,45 @@ impl Signaler {
     }
 }
 
+/// A thread's watch of a signaler's count ([`Signaler::watch`]), ended when dropped, so that
+/// every way out of the wait ends it.
+#[derive(Debug)]
+pub(crate) struct Watch(Arc<Signaler>);
+
+impl Watch {
+    /// Starts watching; returns the watch and the count to compare with.
+    pub(crate) fn start(signal: &Arc<Signaler>) -> (Watch, u32) {
+        let count = signal.watch();
+        (Watch(Arc::clone(signal)), count)
+    }
+
+    /// The watched count as it is now.
+    pub(crate) fn seen(&self) -> u32 {
+        self.0.seen()
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.0.unwatch();
+    }
+}
+
+/// Spins until `changed` says so (true) or `until` passes (false).
+pub(crate) fn spin_until(until: Instant, changed: impl Fn() -> bool) -> bool {
+    loop {
+        for _ in 0..8 {
+            std::hint::spin_loop();
+        }
+        if changed() {
+            return true;
+        }
+        if Instant::now() >= until {
+            return false;
+        }
+    }
+}
+
 impl Notify for Signaler {
     fn notify(&self) {
         // Counted after the state change the caller made (`Release`), so a watcher that sees
@@ -133,7 +163,6 @@ fn duration_to_timespec(d: Duration) -> rustix::event::Timespec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     #[test]
     fn notify_wakes_a_wait_and_drain_clears() {
