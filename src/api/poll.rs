@@ -5,8 +5,8 @@
 //! So each round asks the sockets first, then waits on all fds in one `poll(2)`: the sockets'
 //! eventfds for input, the raw fds for what the caller asked. A raw fd reports what the
 //! kernel says (anything beyond in/out, such as HUP or NVAL, becomes `POLLERR`), as libzmq.
-//! A set of sockets alone, one of which has sent since it last waited, first waits awake for
-//! an answer, as a blocking receive does ([`Awake`]).
+//! A set of exclusively held sockets alone, one of which has sent since it last waited, first
+//! waits awake for an answer, as a blocking receive does ([`Awake`]).
 
 use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
@@ -330,10 +330,11 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
     }
 }
 
-/// A poll of sockets alone that waits awake for an answer before its `poll(2)`, as a
-/// blocking receive does (`REPLY_SPIN`, `api/socket.rs`): when one of its exclusively held
-/// sockets has sent since it last waited, every socket's signaler is watched for up to that
-/// long. A set with raw fds never does (their readiness needs a system call to see).
+/// A poll of sockets alone, all held exclusively (`PollItem::socket_mut`), that waits awake
+/// for an answer before its `poll(2)`, as a blocking receive does (`REPLY_SPIN`,
+/// `api/socket.rs`): when one of them has sent since it last waited, every socket's signaler
+/// is watched for up to that long. A set with raw fds never does (their readiness needs a
+/// system call to see), nor one with a shared socket (see `Awake::start`).
 struct Awake {
     /// Each item's watch and the count read before the last look.
     watches: Vec<(Watch, u32)>,
@@ -344,6 +345,14 @@ struct Awake {
 
 impl Awake {
     fn start(items: &mut [PollItem<'_>], deadline: Option<Instant>) -> Option<Awake> {
+        // Only sockets held exclusively: a watch keeps notifications off the socket's fd, and
+        // a shared socket may be polled by another thread asleep on that fd meanwhile.
+        if !items
+            .iter()
+            .all(|item| matches!(item.target, Target::SocketMut(_)))
+        {
+            return None;
+        }
         let due = items.iter_mut().position(|item| match &mut item.target {
             Target::SocketMut(s) => s.reply_due(),
             _ => false,
@@ -352,9 +361,8 @@ impl Awake {
         let watches = items
             .iter()
             .filter_map(|item| match &item.target {
-                Target::Socket(s) => Some(Watch::start(s.signal())),
                 Target::SocketMut(s) => Some(Watch::start(s.signal())),
-                Target::Fd(_) => None,
+                _ => None,
             })
             .collect();
         Some(Awake {
