@@ -16,7 +16,8 @@ use rustix::event::{PollFd, PollFlags};
 use crate::api::flags::{POLLERR, POLLIN, POLLOUT};
 use crate::api::socket::{Socket, REPLY_SPIN};
 use crate::error::{Error, Result};
-use crate::io::signaler::{spin_until, Watch};
+use crate::io::signaler::Watch;
+use crate::io::spin_backoff::spin_until;
 
 #[derive(Debug)]
 enum Target<'a> {

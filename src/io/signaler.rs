@@ -21,6 +21,7 @@ use ferromq_pipe::Notify;
 use rustix::event::{eventfd, poll, EventfdFlags, PollFd, PollFlags};
 
 use crate::error::{Error, Result};
+use crate::io::spin_backoff::spin_until;
 
 /// An eventfd used as a level-triggered "something changed" flag.
 #[derive(Debug)]
@@ -123,21 +124,6 @@ impl Watch {
 impl Drop for Watch {
     fn drop(&mut self) {
         self.0.unwatch();
-    }
-}
-
-/// Spins until `changed` says so (true) or `until` passes (false).
-pub(crate) fn spin_until(until: Instant, changed: impl Fn() -> bool) -> bool {
-    loop {
-        for _ in 0..8 {
-            std::hint::spin_loop();
-        }
-        if changed() {
-            return true;
-        }
-        if Instant::now() >= until {
-            return false;
-        }
     }
 }
 

@@ -7,6 +7,8 @@
 //! an answer that takes longer than the spin) would cost that length every time, so one that
 //! runs out makes the next 1, 2, 4 ... 64 chances pass, and one that is answered starts over.
 
+use std::time::Instant;
+
 /// Chances to wait awake, fewer of them after waits that ran out.
 #[derive(Debug, Default)]
 pub(crate) struct SpinBackoff {
@@ -41,6 +43,23 @@ impl SpinBackoff {
     #[cfg(test)]
     pub(crate) fn skips_next(&self) -> bool {
         self.skip > 0
+    }
+}
+
+/// Spins until `changed` says so (true) or `until` passes (false): the loop of every wait
+/// awake (a stream's readiness, a signaler's count). It never yields: see
+/// `Stream::ready_within`.
+pub(crate) fn spin_until(until: Instant, changed: impl Fn() -> bool) -> bool {
+    loop {
+        for _ in 0..8 {
+            std::hint::spin_loop();
+        }
+        if changed() {
+            return true;
+        }
+        if Instant::now() >= until {
+            return false;
+        }
     }
 }
 

@@ -113,7 +113,6 @@ impl Stream {
     pub(crate) fn ready_within(&self, out: bool, spin: std::time::Duration) -> bool {
         use rustix::event::{PollFd, PollFlags, Timespec};
         let flags = if out { PollFlags::OUT } else { PollFlags::IN };
-        let start = std::time::Instant::now();
         let now = Timespec {
             tv_sec: 0,
             tv_nsec: 0,
@@ -122,17 +121,18 @@ impl Stream {
             Stream::Tcp(s) => s.as_fd(),
             Stream::Unix(s) => s.as_fd(),
         };
-        loop {
+        let failed = std::cell::Cell::new(false);
+        let ready = crate::io::spin_backoff::spin_until(std::time::Instant::now() + spin, || {
             match rustix::event::poll(&mut [PollFd::new(&fd, flags)], Some(&now)) {
-                Ok(0) => {}
-                Ok(_) => return true,
-                Err(_) => return false,
+                Ok(0) => false,
+                Ok(_) => true,
+                Err(_) => {
+                    failed.set(true);
+                    true
+                }
             }
-            if start.elapsed() >= spin {
-                return false;
-            }
-            std::hint::spin_loop();
-        }
+        });
+        ready && !failed.get()
     }
 
     /// Sets `SO_RCVLOWAT` on a tcp stream: the kernel then signals readability (wakes the I/O
