@@ -659,6 +659,29 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "65,536 messages")]
+    fn an_unlimited_reader_that_never_sleeps_still_publishes_every_read() {
+        // Without a HWM the reader counts unpublished reads until it sleeps; 2^16 of them in
+        // one stretch must neither overflow the count nor wrap it to "nothing to publish".
+        let (mut w, mut r, _, _) = counted_pipe::<u32>(0);
+        let n = 1u32 << 16;
+        for i in 0..n {
+            w.try_write(i, false).unwrap();
+        }
+        w.flush();
+        for i in 0..n {
+            assert_eq!(item(r.read()), (i, false));
+        }
+        assert_eq!(r.read(), Read::Empty);
+        // The writer sees all of them read: a limit set now finds nothing in flight.
+        w.hwm().unwrap().set(4);
+        for i in 0..4 {
+            w.try_write(i, false).unwrap();
+        }
+        assert_eq!(w.try_write(4, false), Err(4), "4 in flight, limit 4");
+    }
+
+    #[test]
     fn ends_are_send() {
         fn assert_send<S: Send>() {}
         assert_send::<Writer<Vec<u8>>>();

@@ -43,7 +43,8 @@ pub(crate) struct QueueReader<T> {
     limit: u64,
     /// Complete messages read.
     msgs_read: u64,
-    /// Messages read since `msgs_read` was last published (at most [`MAX_PUBLISH_BATCH`]).
+    /// Messages read since `msgs_read` was last published (at most [`MAX_PUBLISH_BATCH`] with
+    /// a HWM; without one it saturates, since only "none" and "a batch" matter).
     /// This, `publish_batch` and `multipart` take 8 bytes so that the reader fits 56, and a
     /// socket's peer keeps what a receive reads of it on one line (`Peer` in the runtime,
     /// issue 15).
@@ -244,7 +245,10 @@ impl<T> QueueReader<T> {
     #[inline]
     fn message_read(&mut self) {
         self.msgs_read += 1;
-        self.unpublished += 1;
+        // Without a HWM nothing publishes until the reader sleeps, and a reader that never
+        // finds the pipe empty can read past u16::MAX first: the count saturates (it is only
+        // compared with a batch of at most MAX_PUBLISH_BATCH, and tested for zero).
+        self.unpublished = self.unpublished.saturating_add(1);
         if self.publish_batch != 0 && self.unpublished >= self.publish_batch {
             self.publish_reads(Ordering::Release);
             let target = self.shared.wake_writer_at.load(Ordering::Relaxed);
