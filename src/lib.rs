@@ -58,7 +58,7 @@ mod runtime;
 mod transport;
 
 pub use api::async_socket::AsyncSocket;
-pub use api::flags::{Events, RecvFlags, SendFlags, POLLERR, POLLIN, POLLOUT};
+pub use api::flags::{Events, RecvFlags, SendFlags, POLLERR, POLLIN, POLLOUT, POLLPRI};
 pub use api::multipart::Multipart;
 pub use api::poll::{poll, PollItem};
 pub use api::proxy::{proxy, proxy_steerable, proxy_steerable_loopback, SocketStats};

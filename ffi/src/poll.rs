@@ -1,56 +1,22 @@
 //! `zmq_poll` over ferromq sockets and plain file descriptors together.
 //!
-//! Each socket contributes its ZMQ_FD (an eventfd, readable whenever its events may have
-//! changed) and each plain item its own fd to one `poll(2)` set. After every wake-up the
-//! sockets' ZMQ_EVENTS are read, which drains their eventfds before looking at their state,
-//! so a change that lands after the look re-arms the fd and is never lost: the edge-triggered
-//! contract libzmq documents for ZMQ_FD, applied here on the caller's behalf. The first pass
-//! polls with a zero timeout, as libzmq does, so ready items return without sleeping.
+//! A set of sockets alone is first looked at here, from their state, with neither a system
+//! call nor the in-use count. Anything that must wait goes to the Rust API's [`ferromq::poll`]
+//! (one loop for both: its ZMQ_FD handling, its `poll(2)` and its wait awake for an answer),
+//! with every socket held in use for the call and held exclusively, as libzmq's rule that a
+//! socket is used by one thread at a time allows.
 
 use core::ffi::{c_int, c_long, c_short};
-use std::time::{Duration, Instant};
+use std::os::fd::BorrowedFd;
+use std::time::Duration;
 
 use ferromq::option::ZMQ_EVENTS;
-use ferromq::Socket;
+use ferromq::{PollItem, Socket};
 
 use crate::boundary::{guard, Errno};
-use crate::consts::{ZMQ_POLLERR, ZMQ_POLLIN, ZMQ_POLLOUT, ZMQ_POLLPRI};
 use crate::errno::{EFAULT, EINTR, EINVAL};
 use crate::pollitem::zmq_pollitem_t;
 use crate::socket::{errno_of, socket, socket_in_use};
-
-/// The ZMQ_POLL* bits a plain fd's `poll(2)` result stands for.
-fn fd_revents(revents: c_short) -> c_short {
-    let mut out = 0;
-    if revents & libc::POLLIN != 0 {
-        out |= ZMQ_POLLIN as c_short;
-    }
-    if revents & libc::POLLOUT != 0 {
-        out |= ZMQ_POLLOUT as c_short;
-    }
-    if revents & libc::POLLPRI != 0 {
-        out |= ZMQ_POLLPRI as c_short;
-    }
-    if revents & !(libc::POLLIN | libc::POLLOUT | libc::POLLPRI) != 0 {
-        out |= ZMQ_POLLERR as c_short;
-    }
-    out
-}
-
-/// The `poll(2)` events a plain fd item asks for.
-fn fd_events(events: c_short) -> c_short {
-    let mut out = 0;
-    if events & ZMQ_POLLIN as c_short != 0 {
-        out |= libc::POLLIN;
-    }
-    if events & ZMQ_POLLOUT as c_short != 0 {
-        out |= libc::POLLOUT;
-    }
-    if events & ZMQ_POLLPRI as c_short != 0 {
-        out |= libc::POLLPRI;
-    }
-    out
-}
 
 /// A socket item's ZMQ_EVENTS (`ETERM` once its context is shut down), read as one of the
 /// socket's own calls ([`ferromq::Socket::get_option_raw_mut`]): no locked instruction on a
@@ -63,25 +29,18 @@ fn socket_events(socket: &mut Socket) -> Result<c_short, Errno> {
     Ok(c_short::try_from(c_int::from_ne_bytes(out)).unwrap_or(0))
 }
 
-/// One `poll(2)` call; `EINTR` is reported, as libzmq does.
-fn wait(fds: &mut [libc::pollfd], timeout_ms: c_int) -> Result<(), Errno> {
-    let n = libc::nfds_t::try_from(fds.len()).map_err(|_| Errno(EINVAL))?;
-    // SAFETY: `fds` is a valid, exclusively borrowed array of `n` pollfd structs.
-    let rc = unsafe { libc::poll(fds.as_mut_ptr(), n, timeout_ms) };
-    if rc < 0 {
+/// `poll(2)` over no fd at all: sleeps out `timeout` ms (negative: forever) unless a signal
+/// comes first (`EINTR`), as a set of negative fds, which `poll(2)` ignores, would.
+fn wait_for_nothing(timeout: c_long) -> Result<(), Errno> {
+    let ms = c_int::try_from(timeout).unwrap_or(if timeout < 0 { -1 } else { c_int::MAX });
+    // SAFETY: no fd is passed, so no pointer is read.
+    if unsafe { libc::poll(core::ptr::null_mut(), 0, ms) } < 0 {
         let e = std::io::Error::last_os_error()
             .raw_os_error()
             .unwrap_or(EINTR);
         return Err(Errno(e));
     }
     Ok(())
-}
-
-/// Milliseconds left until `deadline`, rounded up, as `poll(2)` wants them.
-fn ms_left(deadline: Instant) -> c_int {
-    let left = deadline.saturating_duration_since(Instant::now());
-    let ms = left.as_micros().div_ceil(1000);
-    c_int::try_from(ms).unwrap_or(c_int::MAX)
 }
 
 /// Waits until one of `nitems` items is ready or `timeout` ms pass (-1: forever, 0: check once);
@@ -109,9 +68,6 @@ pub unsafe extern "C" fn zmq_poll(
         }
         // SAFETY: non-NULL and valid for `count` items per the contract.
         let items = unsafe { core::slice::from_raw_parts_mut(items, count) };
-        let deadline = u64::try_from(timeout)
-            .ok()
-            .map(|ms| Instant::now() + Duration::from_millis(ms));
         // A set of sockets alone: the first pass only reads their events, with neither a
         // `poll(2)` (no plain fd to ask the kernel about) nor the in-use count (this pass never
         // sleeps, so a close cannot find it asleep inside a socket: the rule `zmq_recv` follows,
@@ -133,73 +89,55 @@ pub unsafe extern "C" fn zmq_poll(
                 return Ok(ready);
             }
         }
-        let mut fds = Vec::with_capacity(count);
         // Every socket is held in use until the poll returns: zmq_close from another thread
-        // is EBUSY meanwhile rather than a free under this call. One entry per item, `None`
-        // for a plain fd.
+        // is EBUSY meanwhile rather than a free under this call.
         let mut held = Vec::with_capacity(count);
+        for item in items.iter().filter(|item| !item.socket.is_null()) {
+            // SAFETY: tag-checked; exclusive until the guard drops, as above.
+            held.push(unsafe { socket_in_use(item.socket) }?);
+        }
+        // The Rust API's poll does the rest, waiting awake for an answer as it does (a set of
+        // sockets alone, each held exclusively here, one of which has sent). A negative fd is
+        // left out: `poll(2)` ignores one, and its `revents` stays 0.
+        let mut sockets = held.iter_mut();
+        let mut set = Vec::with_capacity(count);
         for item in items.iter() {
-            let (fd, events) = if item.socket.is_null() {
-                held.push(None);
-                (item.fd, fd_events(item.events))
-            } else {
-                // SAFETY: tag-checked; exclusive until the guard drops, as above.
-                let handle = unsafe { socket_in_use(item.socket) }?;
-                let fd = handle.socket.fd();
-                held.push(Some(handle));
-                (fd, libc::POLLIN)
-            };
-            fds.push(libc::pollfd {
-                fd,
-                events,
-                revents: 0,
-            });
-        }
-        // The sockets-only pass above was the first look; otherwise this one is, without
-        // waiting, so plain fds are checked even at timeout 0.
-        let mut first = !sockets_only;
-        loop {
-            let timeout_ms = match (first, deadline) {
-                (true, _) => 0,
-                (false, None) => -1,
-                (false, Some(d)) => ms_left(d),
-            };
-            wait(&mut fds, timeout_ms)?;
-            let mut ready = 0;
-            for ((item, pfd), handle) in items.iter_mut().zip(&fds).zip(&mut held) {
-                item.revents = match handle {
-                    None => fd_revents(pfd.revents) & (item.events | ZMQ_POLLERR as c_short),
-                    Some(handle) => socket_events(&mut handle.socket)? & item.events,
-                };
-                if item.revents != 0 {
-                    ready += 1;
+            if item.socket.is_null() {
+                if item.fd >= 0 {
+                    // SAFETY: the caller's fd, open for the call per libzmq's contract, and
+                    // not -1 (the one value a `BorrowedFd` cannot hold).
+                    let fd = unsafe { BorrowedFd::borrow_raw(item.fd) };
+                    set.push(PollItem::fd(fd, item.events));
                 }
+            } else if let Some(handle) = sockets.next() {
+                set.push(PollItem::socket_mut(&mut handle.socket, item.events));
             }
-            if ready > 0 {
-                return Ok(ready);
-            }
-            match deadline {
-                Some(d) if d <= Instant::now() => return Ok(0),
-                _ => {}
-            }
-            first = false;
         }
+        if set.is_empty() {
+            wait_for_nothing(timeout)?;
+            for item in items.iter_mut() {
+                item.revents = 0;
+            }
+            return Ok(0);
+        }
+        let ready = ferromq::poll(&mut set, timeout).map_err(errno_of)?;
+        let mut revents = set.iter().map(PollItem::revents);
+        for item in items.iter_mut() {
+            item.revents = if item.socket.is_null() && item.fd < 0 {
+                0
+            } else {
+                revents.next().unwrap_or(0)
+            };
+        }
+        c_int::try_from(ready).map_err(|_| Errno(EINVAL))
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fd_event_translation() {
-        assert_eq!(fd_events(ZMQ_POLLIN as c_short), libc::POLLIN);
-        assert_eq!(
-            fd_revents(libc::POLLIN | libc::POLLHUP),
-            (ZMQ_POLLIN | ZMQ_POLLERR) as c_short
-        );
-        assert_eq!(fd_revents(libc::POLLOUT), ZMQ_POLLOUT as c_short);
-    }
+    use crate::consts::{ZMQ_POLLIN, ZMQ_POLLOUT};
+    use std::time::Instant;
 
     /// A set of sockets alone: the first pass answers without `poll(2)` (timeout 0, or a socket
     /// ready), and a pass that finds nothing goes on to wait, counted in use, for the timeout.
@@ -267,6 +205,30 @@ mod tests {
             assert_eq!(libc::write(p[1], b"x".as_ptr().cast(), 1), 1);
             assert_eq!(zmq_poll(&mut item, 1, -1), 1);
             assert_eq!(item.revents, ZMQ_POLLIN as c_short);
+            // A negative fd is ignored, as poll(2) ignores it; the pipe's ends still report.
+            let mut pair = [
+                zmq_pollitem_t {
+                    socket: core::ptr::null_mut(),
+                    fd: -1,
+                    events: ZMQ_POLLIN as c_short,
+                    revents: -1,
+                },
+                zmq_pollitem_t {
+                    socket: core::ptr::null_mut(),
+                    fd: p[1],
+                    events: ZMQ_POLLOUT as c_short,
+                    revents: -1,
+                },
+            ];
+            assert_eq!(zmq_poll(pair.as_mut_ptr(), 2, -1), 1);
+            assert_eq!(
+                (pair[0].revents, pair[1].revents),
+                (0, ZMQ_POLLOUT as c_short)
+            );
+            let start = Instant::now();
+            assert_eq!(zmq_poll(pair.as_mut_ptr(), 1, 30), 0);
+            assert!(start.elapsed() >= Duration::from_millis(25));
+            assert_eq!(pair[0].revents, 0);
             assert_eq!(zmq_poll(core::ptr::null_mut(), 1, 0), -1);
             assert_eq!(crate::errno::errno(), EFAULT);
             libc::close(p[0]);

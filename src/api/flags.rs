@@ -136,6 +136,8 @@ pub const POLLIN: i16 = 1;
 pub const POLLOUT: i16 = 2;
 /// `ZMQ_POLLERR`.
 pub const POLLERR: i16 = 4;
+/// `ZMQ_POLLPRI`: urgent data on a raw fd ([`crate::PollItem::fd`]); a socket never has any.
+pub const POLLPRI: i16 = 8;
 
 /// The ZMQ_EVENTS bits: what a socket can do right now.
 ///

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
 
-use crate::api::flags::{POLLERR, POLLIN, POLLOUT};
+use crate::api::flags::{POLLERR, POLLIN, POLLOUT, POLLPRI};
 use crate::api::socket::{Socket, REPLY_SPIN};
 use crate::error::{Error, Result};
 use crate::io::signaler::Watch;
@@ -101,7 +101,7 @@ impl<'a> PollItem<'a> {
         }
     }
 
-    /// Polls a file descriptor for `events` (`POLLIN` | `POLLOUT`; `POLLERR` is always
+    /// Polls a file descriptor for `events` (`POLLIN` | `POLLOUT` | `POLLPRI`; `POLLERR` is always
     /// reported). A C caller's raw fd becomes one with `BorrowedFd::borrow_raw` at the
     /// boundary, where its lifetime is the caller's promise.
     ///
@@ -201,6 +201,9 @@ impl<'a> PollItem<'a> {
                 if self.events & POLLOUT != 0 {
                     flags |= PollFlags::OUT;
                 }
+                if self.events & POLLPRI != 0 {
+                    flags |= PollFlags::PRI;
+                }
                 PollFd::from_borrowed_fd(fd, flags)
             }
         }
@@ -216,7 +219,10 @@ fn fd_revents(got: PollFlags) -> i16 {
     if got.contains(PollFlags::OUT) {
         r |= POLLOUT;
     }
-    if got.intersects(!(PollFlags::IN | PollFlags::OUT)) {
+    if got.contains(PollFlags::PRI) {
+        r |= POLLPRI;
+    }
+    if got.intersects(!(PollFlags::IN | PollFlags::OUT | PollFlags::PRI)) {
         r |= POLLERR;
     }
     r
@@ -413,6 +419,10 @@ mod tests {
         assert_eq!(fd_revents(PollFlags::IN), POLLIN);
         assert_eq!(fd_revents(PollFlags::OUT | PollFlags::IN), POLLIN | POLLOUT);
         assert_eq!(fd_revents(PollFlags::HUP), POLLERR);
+        assert_eq!(
+            fd_revents(PollFlags::PRI | PollFlags::ERR),
+            POLLPRI | POLLERR
+        );
         assert_eq!(fd_revents(PollFlags::empty()), 0);
     }
 
