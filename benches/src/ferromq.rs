@@ -94,7 +94,7 @@ impl Backend for Ferromq {
     }
 
     fn poll_in(s: &mut Socket, timeout_ms: i64) -> BenchResult<bool> {
-        let mut items = [ferromq::PollItem::socket(s, ferromq::POLLIN)];
+        let mut items = [ferromq::PollItem::socket_mut(s, ferromq::POLLIN)];
         let n = ferromq::poll(&mut items, timeout_ms).map_err(|e| err("poll", e))?;
         Ok(n > 0)
     }
