@@ -83,6 +83,16 @@ int main (void)
     CHECK (send_str (rep, "answer", 0) == 6);
     set_timeouts (req, 2000);
     CHECK (recv_str (req, buf, sizeof buf, 0) == 6);
+    /* So is a zmq_poll that waits for the next answer (it waits awake first too). */
+    CHECK (send_str (req, "again", 0) == 5);
+    CHECK (recv_str (rep, buf, sizeof buf, 0) == 5);
+    zmq_pollitem_t answer[] = {{req, 0, ZMQ_POLLIN, 0}};
+    alarm_in (100);
+    CHECK_ERR (zmq_poll (answer, 1, -1), EINTR);
+    CHECK (alarms == 5);
+    CHECK (send_str (rep, "answer", 0) == 6);
+    CHECK (zmq_poll (answer, 1, 2000) == 1 && answer[0].revents == ZMQ_POLLIN);
+    CHECK (recv_str (req, buf, sizeof buf, 0) == 6);
     zmq_close (req);
     zmq_close (rep);
 
@@ -93,7 +103,7 @@ int main (void)
        closed, a second term completes. */
     alarm_in (100);
     CHECK_ERR (zmq_ctx_term (ctx), EINTR);
-    CHECK (alarms == 5);
+    CHECK (alarms == 6);
     CHECK_ERR (zmq_recv (pull, buf, sizeof buf, 0), ETERM);
     CHECK (zmq_socket (ctx, ZMQ_PAIR) == NULL && zmq_errno () == ETERM);
     zmq_close (pull);
