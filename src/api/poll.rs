@@ -3,7 +3,9 @@
 //! A socket is ready when its ZMQ_EVENTS say so; its ZMQ_FD (the eventfd every wake-up
 //! lands on) only tells us *when to look again*, which is libzmq's edge-triggered meaning.
 //! So each round asks the sockets first, then waits on all fds in one `poll(2)`: the sockets'
-//! eventfds for input, the raw fds for what the caller asked. A raw fd reports what the
+//! eventfds for input, the raw fds for what the caller asked. A socket's fd is cleared only
+//! after `poll(2)` found it readable, not before every look: a read(2) per pass was the
+//! larger part of a poll loop's cost when its sockets had input (issue 18). A raw fd reports what the
 //! kernel says (anything beyond in/out, such as HUP or NVAL, becomes `POLLERR`), as libzmq.
 //! A set of exclusively held sockets alone, one of which has sent since it last waited, first
 //! waits awake for an answer, as a blocking receive does ([`Awake`]).
@@ -293,9 +295,8 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
                 // ZMQ_EVENTS fails with ETERM), so a proxy or poll loop in another
                 // thread lets `zmq_ctx_term` finish.
                 Target::Socket(s) if s.is_terminated() => return Err(Error::Term),
-                Target::Socket(s) => s.current_events().bits() & item.events,
-                Target::SocketMut(ref s) if s.is_terminated() => return Err(Error::Term),
-                Target::SocketMut(ref mut s) => s.events().bits() & item.events,
+                Target::Socket(s) => s.peek_current_events().bits() & item.events,
+                Target::SocketMut(ref mut s) => s.peek_events()?.bits() & item.events,
                 Target::Fd(_) => fd_revents(*got),
             };
             if item.revents != 0 {
@@ -334,6 +335,19 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
             }
         }
         kernel = wait(items, left)?;
+        // A socket's fd is cleared only once `poll(2)` has found it readable, before the
+        // look that follows (see `Socket::peek_events`): a notification after that look
+        // writes it again, so none is missed, and a pass that finds input at once pays no
+        // system call for the fd.
+        for (item, got) in items.iter().zip(&kernel) {
+            if got.contains(PollFlags::IN) {
+                match item.target {
+                    Target::Socket(s) => s.signaler().drain(),
+                    Target::SocketMut(ref s) => s.signaler().drain(),
+                    Target::Fd(_) => {}
+                }
+            }
+        }
     }
 }
 
@@ -410,7 +424,7 @@ impl Awake {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Context, SendFlags, SocketType};
+    use crate::{Context, RecvFlags, SendFlags, SocketType};
     use std::io::{Read, Write};
     use std::os::fd::AsFd;
 
@@ -424,6 +438,44 @@ mod tests {
             POLLPRI | POLLERR
         );
         assert_eq!(fd_revents(PollFlags::empty()), 0);
+    }
+
+    /// A poll that finds input at its first look leaves the socket's fd readable (it clears it
+    /// only after a wake-up): the next poll that must wait still waits out its timeout, and
+    /// still wakes for a message that comes while it sleeps, shared item or exclusive.
+    #[test]
+    fn a_stale_fd_neither_ends_a_wait_early_nor_hides_a_wake_up() {
+        let ctx = Context::new();
+        let mut a = ctx.socket(SocketType::Pair).unwrap();
+        let mut b = ctx.socket(SocketType::Pair).unwrap();
+        a.bind("inproc://poll-stale-fd").unwrap();
+        b.connect("inproc://poll-stale-fd").unwrap();
+        for exclusive in [false, true] {
+            // Receiving until empty puts the reader to sleep, so the next message writes the fd.
+            assert_eq!(a.recv(RecvFlags::DONTWAIT).err(), Some(Error::Again));
+            b.send("first", SendFlags::empty()).unwrap();
+            let ready = |a: &mut Socket, ms| {
+                if exclusive {
+                    poll(&mut [PollItem::socket_mut(a, POLLIN)], ms)
+                } else {
+                    poll(&mut [PollItem::socket(a, POLLIN)], ms)
+                }
+            };
+            assert_eq!(ready(&mut a, 1000).unwrap(), 1);
+            assert_eq!(a.recv(RecvFlags::empty()).unwrap().as_slice(), b"first");
+            let t = Instant::now();
+            assert_eq!(ready(&mut a, 40).unwrap(), 0);
+            assert!(t.elapsed() >= Duration::from_millis(40), "{exclusive}");
+            let sender = std::thread::scope(|scope| {
+                scope.spawn(|| {
+                    std::thread::sleep(Duration::from_millis(20));
+                    b.send("second", SendFlags::empty())
+                });
+                ready(&mut a, 5000)
+            });
+            assert_eq!(sender.unwrap(), 1);
+            assert_eq!(a.recv(RecvFlags::empty()).unwrap().as_slice(), b"second");
+        }
     }
 
     #[test]
