@@ -10,6 +10,7 @@ use core::ffi::{c_int, c_long, c_short};
 use std::os::fd::BorrowedFd;
 use std::time::Duration;
 
+use ferromq::option::ZMQ_EVENTS;
 use ferromq::{PollItem, Socket};
 
 use crate::boundary::{guard, Errno};
@@ -18,10 +19,14 @@ use crate::pollitem::zmq_pollitem_t;
 use crate::socket::{errno_of, socket, socket_in_use};
 
 /// A socket item's ZMQ_EVENTS (`ETERM` once its context is shut down), read as one of the
-/// socket's own calls, with no locked instruction, and without clearing its ZMQ_FD, which
-/// would be a system call on every pass ([`ferromq::Socket::peek_events`]).
+/// socket's own calls ([`ferromq::Socket::get_option_raw_mut`]): no locked instruction on a
+/// poll pass, where the `&Socket` read pays two per socket.
 fn socket_events(socket: &mut Socket) -> Result<c_short, Errno> {
-    Ok(socket.peek_events().map_err(errno_of)?.bits())
+    let mut out = [0u8; 4];
+    socket
+        .get_option_raw_mut(ZMQ_EVENTS, &mut out)
+        .map_err(errno_of)?;
+    Ok(c_short::try_from(c_int::from_ne_bytes(out)).unwrap_or(0))
 }
 
 /// `poll(2)` over no fd at all: sleeps out `timeout` ms (negative: forever) unless a signal

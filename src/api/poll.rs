@@ -3,9 +3,10 @@
 //! A socket is ready when its ZMQ_EVENTS say so; its ZMQ_FD (the eventfd every wake-up
 //! lands on) only tells us *when to look again*, which is libzmq's edge-triggered meaning.
 //! So each round asks the sockets first, then waits on all fds in one `poll(2)`: the sockets'
-//! eventfds for input, the raw fds for what the caller asked. A socket's fd is cleared only
-//! after `poll(2)` found it readable, not before every look: a read(2) per pass was the
-//! larger part of a poll loop's cost when its sockets had input (issue 18). A raw fd reports what the
+//! eventfds for input, the raw fds for what the caller asked. A look clears a socket's fd
+//! only if it was written since it was last cleared (a read(2) per look was the larger part
+//! of a poll loop's cost when its sockets had input: issue 18); a fd that woke the poll is
+//! cleared whatever. A raw fd reports what the
 //! kernel says (anything beyond in/out, such as HUP or NVAL, becomes `POLLERR`), as libzmq.
 //! A set of exclusively held sockets alone, one of which has sent since it last waited, first
 //! waits awake for an answer, as a blocking receive does ([`Awake`]).
@@ -295,8 +296,9 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
                 // ZMQ_EVENTS fails with ETERM), so a proxy or poll loop in another
                 // thread lets `zmq_ctx_term` finish.
                 Target::Socket(s) if s.is_terminated() => return Err(Error::Term),
-                Target::Socket(s) => s.peek_current_events().bits() & item.events,
-                Target::SocketMut(ref mut s) => s.peek_events()?.bits() & item.events,
+                Target::Socket(s) => s.current_events().bits() & item.events,
+                Target::SocketMut(ref s) if s.is_terminated() => return Err(Error::Term),
+                Target::SocketMut(ref mut s) => s.events().bits() & item.events,
                 Target::Fd(_) => fd_revents(*got),
             };
             if item.revents != 0 {
@@ -335,10 +337,9 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
             }
         }
         kernel = wait(items, left)?;
-        // A socket's fd is cleared only once `poll(2)` has found it readable, before the
-        // look that follows (see `Socket::peek_events`): a notification after that look
-        // writes it again, so none is missed, and a pass that finds input at once pays no
-        // system call for the fd.
+        // A socket whose fd woke us has it cleared here whatever the count of writes says
+        // (see `Signaler::drain_if_written`: a write counted late would otherwise leave it
+        // readable, and the next `poll(2)` would return at once again).
         for (item, got) in items.iter().zip(&kernel) {
             if got.contains(PollFlags::IN) {
                 match item.target {
@@ -440,9 +441,9 @@ mod tests {
         assert_eq!(fd_revents(PollFlags::empty()), 0);
     }
 
-    /// A poll that finds input at its first look leaves the socket's fd readable (it clears it
-    /// only after a wake-up): the next poll that must wait still waits out its timeout, and
-    /// still wakes for a message that comes while it sleeps, shared item or exclusive.
+    /// Polls that find input at their first look, then polls that must wait: a wait lasts
+    /// out its timeout (a fd left readable would end it early or spin it) and still wakes for
+    /// a message that comes while it sleeps, shared item or exclusive.
     #[test]
     fn a_stale_fd_neither_ends_a_wait_early_nor_hides_a_wake_up() {
         let ctx = Context::new();

@@ -969,53 +969,17 @@ impl Socket {
     /// # Ok::<(), ferromq::Error>(())
     /// ```
     pub fn events(&mut self) -> Events {
-        self.signal.drain();
-        self.owned_events()
-    }
-
-    fn owned_events(&mut self) -> Events {
+        self.signal.drain_if_written();
         let mut core = self.core.lock();
         let ev = events_of(&mut core);
         core.unlock();
         ev
     }
 
-    /// [`Socket::events`] without clearing ZMQ_FD: for a poll loop that clears the fd itself,
-    /// only after `poll(2)` found it readable ([`crate::poll`], `zmq_poll`). Clearing it costs
-    /// a system call, and a loop whose sockets have input at its first look never sleeps on
-    /// the fd, so a readable fd left behind costs it nothing; one that must sleep then
-    /// wakes at once, clears the fd and looks again. A ZMQ_FD user wants [`Socket::events`],
-    /// which clears the fd before it looks, as libzmq's ZMQ_EVENTS does. `ETERM` once the
-    /// socket's context is shut down, which ends a poll loop as libzmq's does.
-    ///
-    /// ```
-    /// use ferromq::{Context, Events, SendFlags, SocketType};
-    /// let ctx = Context::new();
-    /// let mut a = ctx.socket(SocketType::Pair)?;
-    /// let mut b = ctx.socket(SocketType::Pair)?;
-    /// a.bind("inproc://doc-peek-events")?;
-    /// b.connect("inproc://doc-peek-events")?;
-    /// b.send("x", SendFlags::empty())?;
-    /// assert_eq!(a.peek_events()?, a.events());
-    /// assert!(a.peek_events()?.contains(Events::POLLIN));
-    /// # Ok::<(), ferromq::Error>(())
-    /// ```
-    pub fn peek_events(&mut self) -> Result<Events> {
-        if self.is_terminated() {
-            return Err(Error::Term);
-        }
-        Ok(self.owned_events())
-    }
-
-    /// [`Socket::events`] for a caller that has only `&Socket` ([`Socket::get_option_raw`]).
+    /// [`Socket::events`] for a caller that has only `&Socket` (a [`crate::PollItem::socket`]
+    /// item, [`Socket::get_option_raw`]): the lockers' protocol, two locked instructions.
     pub(crate) fn current_events(&self) -> Events {
-        self.signal.drain();
-        self.peek_current_events()
-    }
-
-    /// [`Socket::peek_events`] for a caller that has only `&Socket` (a
-    /// [`crate::PollItem::socket`] item): the lockers' protocol, two locked instructions.
-    pub(crate) fn peek_current_events(&self) -> Events {
+        self.signal.drain_if_written();
         let mut core = self.core.lock_shared();
         let ev = events_of(&mut core);
         core.unlock();

@@ -29,6 +29,10 @@ pub(crate) struct Signaler {
     fd: OwnedFd,
     /// `AWAKE` while a thread watches; above it, notifications counted (wrapping).
     state: AtomicU32,
+    /// Writes to the fd, counted once each has returned (wrapping).
+    written: AtomicU32,
+    /// `written` as read just before the fd was last cleared.
+    cleared: AtomicU32,
 }
 
 /// The bit of `Signaler::state` set while a thread waits awake.
@@ -43,6 +47,8 @@ impl Signaler {
         Ok(Signaler {
             fd,
             state: AtomicU32::new(0),
+            written: AtomicU32::new(0),
+            cleared: AtomicU32::new(0),
         })
     }
 
@@ -75,11 +81,28 @@ impl Signaler {
         self.state.fetch_and(!AWAKE, Ordering::AcqRel);
     }
 
-    /// Clears the flag.
+    /// Clears the flag: after a wake-up on the fd.
     pub(crate) fn drain(&self) {
+        let written = self.written.load(Ordering::Acquire);
         let mut buf = [0u8; 8];
         // EAGAIN means it was clear already; nothing else can fail on a valid eventfd.
         let _ = rustix::io::read(&self.fd, &mut buf);
+        // A write that lands after the read but was counted before it leaves `written` ahead
+        // of this: the next `drain_if_written` reads again, for nothing.
+        self.cleared.store(written, Ordering::Relaxed);
+    }
+
+    /// Clears the flag before a look at the socket's state, as ZMQ_EVENTS does, with no
+    /// system call when nothing was written since it was last cleared: a poll loop whose
+    /// sockets have input looks at each of them on every pass, and a read(2) per look was
+    /// most of its cost (issue 18). A write is counted only once it has returned, so a write
+    /// in flight may be left in the fd here: the fd is then readable for a change the look
+    /// may already see, which costs a waiter one wake-up, and whoever wakes for it clears it
+    /// with [`Signaler::drain`].
+    pub(crate) fn drain_if_written(&self) {
+        if self.written.load(Ordering::Acquire) != self.cleared.load(Ordering::Relaxed) {
+            self.drain();
+        }
     }
 
     /// Waits until the flag is set or the deadline passes; returns whether it was set.
@@ -136,6 +159,7 @@ impl Notify for Signaler {
         }
         // A full counter (2^64 - 2) would return EAGAIN; it is readable then anyway.
         let _ = rustix::io::write(&self.fd, &1u64.to_ne_bytes());
+        self.written.fetch_add(1, Ordering::Release);
     }
 }
 
@@ -161,6 +185,26 @@ mod tests {
         assert!(!s
             .wait(Some(Instant::now() + Duration::from_millis(5)))
             .unwrap());
+    }
+
+    /// `drain_if_written` reads the fd only when a notification wrote it since it was last
+    /// cleared: a byte written behind the signaler's back (no count) is left there, where
+    /// `drain`, for a waiter the fd woke, clears it whatever.
+    #[test]
+    fn drain_if_written_reads_only_after_a_write() {
+        let s = Signaler::new().unwrap();
+        let soon = || Some(Instant::now() + Duration::from_millis(5));
+        s.notify();
+        s.drain_if_written();
+        assert!(!s.wait(soon()).unwrap(), "a counted write is cleared");
+        rustix::io::write(&s.fd, &1u64.to_ne_bytes()).unwrap();
+        s.drain_if_written();
+        assert!(s.wait(soon()).unwrap(), "no write counted since: no read");
+        s.drain();
+        assert!(!s.wait(soon()).unwrap());
+        s.notify();
+        s.drain_if_written();
+        assert!(!s.wait(soon()).unwrap());
     }
 
     /// While a thread watches, a notification is counted and the fd left alone; after

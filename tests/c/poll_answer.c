@@ -7,9 +7,11 @@
    sleep), and every 89th, which it sends as two messages 1 ms apart (the second arrives after
    the requester saw the first). Every 7th round the requester polls a set with a pipe's read
    end beside the socket, which never waits awake. A lost notification shows as a poll that
-   returns 0 after 5 s. Over inproc and tcp, 3,000 round trips each; built by
+   returns 0 after 5 s. Over inproc and tcp, 3,000 round trips each; and first, zmq_poll
+   clears ZMQ_FD as ZMQ_EVENTS does (poll_clears_zmq_fd). Built by
    tests/tests/c_poll_answer.rs against ferromq and against real libzmq. */
 #define _POSIX_C_SOURCE 200809L
+#include <poll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -86,9 +88,41 @@ static void round_trips (void *ctx, const char *endpoint)
     zmq_close (rep);
 }
 
+/* zmq_poll reads each socket's ZMQ_EVENTS, which clears ZMQ_FD as libzmq's does: a program
+   that waits on ZMQ_FD level-triggered and asks zmq_poll with timeout 0 what is ready finds
+   the fd clear once it has received what zmq_poll reported, instead of spinning on it. */
+static void poll_clears_zmq_fd (void *ctx)
+{
+    void *a = zmq_socket (ctx, ZMQ_PAIR);
+    void *b = zmq_socket (ctx, ZMQ_PAIR);
+    set_timeouts (a, 5000);
+    set_timeouts (b, 5000);
+    CHECK (zmq_bind (a, "inproc://poll-clears-fd") == 0);
+    CHECK (zmq_connect (b, "inproc://poll-clears-fd") == 0);
+    int fd = -1;
+    size_t len = sizeof fd;
+    CHECK (zmq_getsockopt (a, ZMQ_FD, &fd, &len) == 0 && fd >= 0);
+    zmq_pollitem_t item = {a, 0, ZMQ_POLLIN, 0};
+    char buf[16];
+    for (int i = 0; i != 100; i++) {
+        CHECK (zmq_poll (&item, 1, 0) == 0);
+        CHECK (send_str (b, "level", 0) == 5);
+        struct pollfd pfd = {fd, POLLIN, 0};
+        CHECK (poll (&pfd, 1, 5000) == 1);
+        CHECK (zmq_poll (&item, 1, 0) == 1 && item.revents == ZMQ_POLLIN);
+        CHECK (recv_str (a, buf, sizeof buf, ZMQ_DONTWAIT) == 5);
+        CHECK (zmq_poll (&item, 1, 0) == 0);
+        pfd.revents = 0;
+        CHECK (poll (&pfd, 1, 0) == 0);
+    }
+    zmq_close (a);
+    zmq_close (b);
+}
+
 int main (void)
 {
     void *ctx = zmq_ctx_new ();
+    poll_clears_zmq_fd (ctx);
     round_trips (ctx, "inproc://poll-answer");
     round_trips (ctx, "tcp://127.0.0.1:*");
     zmq_ctx_term (ctx);
