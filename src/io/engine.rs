@@ -55,6 +55,14 @@ const WRITE_BATCH: usize = 256 * 1024;
 /// (issue 18, session 17: per-message system calls, wake-ups and CPU in
 /// docs/performance.md). A write this large may take more than a turn (`TURN_BYTES`).
 const WRITE_BYTES: usize = 1024 * 1024;
+/// `WRITE_BYTES` for an engine that shares its I/O thread with others. Its peer may be one of
+/// them (both ends of a loopback connection in one process, as the comparison matrix runs
+/// them), and then no byte of a write is read back until the write is done and the peer's
+/// turn comes: at 1 MiB a write the kernel held megabytes for the reader, and the tcp 64 KiB
+/// cells were 4-10% behind libzmq, where 256 KiB made them 1.2-1.5x ahead (issue 18,
+/// session 27). Alone on its thread (the usual case for a process talking to another), an
+/// engine writes the larger batches, which the 256 KiB two-process stream needs.
+const SHARED_WRITE_BYTES: usize = 256 * 1024;
 /// Frames taken from the outbound pipe, since the last yield, that make the engine yield the
 /// CPU once before it sleeps on an empty pipe (see `Engine::pump_out`).
 const YIELD_AFTER: usize = 64;
@@ -227,6 +235,9 @@ pub(crate) struct Engine {
     protocol_error: Option<u32>,
     /// When to poll awake for the rest of a frame (see [`MidFrameSpin`]).
     spin: MidFrameSpin,
+    /// Most bytes pending in the encoder before it writes: `WRITE_BYTES`, or
+    /// `SHARED_WRITE_BYTES` while other engines share this I/O thread.
+    write_bytes: usize,
 }
 
 impl Engine {
@@ -268,6 +279,7 @@ impl Engine {
             heartbeat: Heartbeat::new(options, Instant::now()),
             protocol_error: None,
             spin,
+            write_bytes: WRITE_BYTES,
         }
     }
 
@@ -346,6 +358,16 @@ impl Engine {
     }
 
     /// Moves as much data as possible both ways.
+    /// Tells the engine whether other engines share its I/O thread (see
+    /// `SHARED_WRITE_BYTES`).
+    pub(crate) fn set_sharing(&mut self, sharing: bool) {
+        self.write_bytes = if sharing {
+            SHARED_WRITE_BYTES
+        } else {
+            WRITE_BYTES
+        };
+    }
+
     pub(crate) fn run(&mut self, spares: &mut RecvBuffers) -> Step {
         if self.ctl.is_stopped() {
             self.end = Some(EngineEnd::Finished);
@@ -593,7 +615,8 @@ impl Engine {
         // side), rather than feeding a one-way stream.
         let answering = self.streaming;
         loop {
-            while !self.out_closed && room(&self.encoder) {
+            let write_bytes = self.write_bytes;
+            while !self.out_closed && room(&self.encoder, write_bytes) {
                 // The pipe is declared asleep (the socket's next flush then writes this
                 // thread's eventfd) only when there is nothing left to write: a pipe found
                 // empty before a write stays awake, and the read after the write sees what the
@@ -605,7 +628,7 @@ impl Engine {
                 let drained = pipes.from_socket.read_awake_each(|item, more| {
                     taken += 1;
                     encode_out(encoder, decoder, out_more, commands, &item, more);
-                    room(encoder)
+                    room(encoder, write_bytes)
                 });
                 lone = answering && drained && taken <= LONE_FRAMES;
                 if !drained || !self.encoder.is_empty() {
@@ -736,8 +759,8 @@ impl Engine {
 
 /// Whether the engine takes another frame from the outbound pipe before it writes.
 #[inline(always)]
-fn room(encoder: &Encoder) -> bool {
-    encoder.copied() < WRITE_BATCH && encoder.len() < WRITE_BYTES
+fn room(encoder: &Encoder, write_bytes: usize) -> bool {
+    encoder.copied() < WRITE_BATCH && encoder.len() < write_bytes
 }
 
 /// Encodes one frame taken from the outbound pipe. A SUB socket's whole 0x01/0x00 + topic

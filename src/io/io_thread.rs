@@ -244,9 +244,11 @@ impl Engines {
 
     /// Runs one engine and files it by what it asked for next.
     fn drive(&mut self, poll: &Poll, token: usize) {
+        let sharing = self.engines.len() > 1;
         let Some(engine) = self.engines.get_mut(&token) else {
             return;
         };
+        engine.set_sharing(sharing);
         let step = engine.run(&mut self.spares);
         if step != Step::Done
             && let Some(interest) = engine.interest_change()
