@@ -58,9 +58,8 @@ const WRITE_BYTES: usize = 1024 * 1024;
 /// `WRITE_BYTES` for an engine that shares its I/O thread with others. Its peer may be one of
 /// them (both ends of a loopback connection in one process, as the comparison matrix runs
 /// them), and then no byte of a write is read back until the write is done and the peer's
-/// turn comes: at 1 MiB a write the kernel held megabytes for the reader, and the tcp 64 KiB
-/// cells were 4-10% behind libzmq, where 256 KiB made them 1.2-1.5x ahead (issue 18,
-/// session 27). Alone on its thread (the usual case for a process talking to another), an
+/// turn comes: at 1 MiB a write the tcp 64 KiB cells were 4-10% behind libzmq, and with
+/// 256 KiB 1.07-1.3x ahead; 256 KiB messages went from 0.65x to 1.1x (issue 18, session 27). Alone on its thread (the usual case for a process talking to another), an
 /// engine writes the larger batches, which the 256 KiB two-process stream needs.
 const SHARED_WRITE_BYTES: usize = 256 * 1024;
 /// Frames taken from the outbound pipe, since the last yield, that make the engine yield the
