@@ -1,5 +1,6 @@
 //! The C perf tools (`tests/c/perf`, libzmq's perf interface) build against ferromq and
-//! against real libzmq and run a small exchange over tcp (and inproc, in one process) with each,
+//! against real libzmq and run a small exchange over tcp (and inproc, in one process) with each
+//! (`poll_thr` and `poll_lat`, which libzmq lacks, through `zmq_poll`),
 //! printing libzmq's lines.
 //! This checks the tools, not the speed: `ffi/perf/compare.sh` measures.
 
@@ -68,6 +69,17 @@ fn check_tools(dir: &Path) {
             "{out}"
         );
     }
+    // The zmq_poll tools, which take an endpoint first.
+    let endpoint = format!("tcp://127.0.0.1:{}", free_port());
+    for (tool, endpoint, line) in [
+        ("poll_thr", "inproc://perf-poll-thr", "mean throughput:"),
+        ("poll_thr", endpoint.as_str(), "mean throughput:"),
+        ("poll_lat", "inproc://perf-poll-lat", "average latency:"),
+    ] {
+        let out = run_one(dir, tool, &[endpoint, "64", "2000"]);
+        assert!(out.contains("message size: 64 [B]"), "{out}");
+        assert!(out.contains(line), "{out}");
+    }
 }
 
 /// The peer-scaling program (ffi/perf/scale.sh runs it): every case prints one CSV line with a
@@ -100,7 +112,8 @@ fn check_scale(dir: &Path) {
     }
 }
 
-/// Runs a single-process tool (inproc_thr, inproc_lat, scale); returns what it printed.
+/// Runs a single-process tool (inproc_thr, inproc_lat, poll_thr, poll_lat, scale); returns
+/// what it printed.
 fn run_one(dir: &Path, tool: &str, args: &[&str]) -> String {
     let child = Command::new(dir.join(tool))
         .args(args)
@@ -121,6 +134,8 @@ fn build(dir: &Path, scratch: &Path, ferromq: bool) {
         "remote_lat",
         "inproc_thr",
         "inproc_lat",
+        "poll_thr",
+        "poll_lat",
         "scale",
     ] {
         let source = harness::c_source(&format!("perf/{tool}.c"));
