@@ -6,8 +6,8 @@
 //! eventfds for input, the raw fds for what the caller asked. A look clears a socket's fd
 //! only if it was written since it was last cleared (a read(2) per look was the larger part
 //! of a poll loop's cost when its sockets had input: issue 18); a fd that woke the poll is
-//! cleared whatever. A raw fd reports what the
-//! kernel says (anything beyond in/out, such as HUP or NVAL, becomes `POLLERR`), as libzmq.
+//! cleared whatever. A raw fd reports what the kernel says (anything beyond in/out/pri, such
+//! as HUP or NVAL, becomes `POLLERR`), as libzmq.
 //! A set of exclusively held sockets alone, one of which has sent since it last waited, first
 //! waits awake for an answer, as a blocking receive does ([`Awake`]).
 
@@ -104,8 +104,8 @@ impl<'a> PollItem<'a> {
         }
     }
 
-    /// Polls a file descriptor for `events` (`POLLIN` | `POLLOUT` | `POLLPRI`; `POLLERR` is always
-    /// reported). A C caller's raw fd becomes one with `BorrowedFd::borrow_raw` at the
+    /// Polls a file descriptor for `events` (`POLLIN` | `POLLOUT` | `POLLPRI`; `POLLERR` is
+    /// always reported). A C caller's raw fd becomes one with `BorrowedFd::borrow_raw` at the
     /// boundary, where its lifetime is the caller's promise.
     ///
     /// ```

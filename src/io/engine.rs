@@ -59,8 +59,9 @@ const WRITE_BYTES: usize = 1024 * 1024;
 /// them (both ends of a loopback connection in one process, as the comparison matrix runs
 /// them), and then no byte of a write is read back until the write is done and the peer's
 /// turn comes: at 1 MiB a write the tcp 64 KiB cells were 4-10% behind libzmq, and with
-/// 256 KiB 1.07-1.3x ahead; 256 KiB messages went from 0.65x to 1.1x (issue 18, session 27). Alone on its thread (the usual case for a process talking to another), an
-/// engine writes the larger batches, which the 256 KiB two-process stream needs.
+/// 256 KiB 1.07-1.3x ahead; 256 KiB messages went from 0.65x to 1.1x (issue 18, session 27).
+/// Alone on its thread (the usual case for a process talking to another), an engine writes
+/// the larger batches, which the 256 KiB two-process stream needs.
 const SHARED_WRITE_BYTES: usize = 256 * 1024;
 /// Frames taken from the outbound pipe, since the last yield, that make the engine yield the
 /// CPU once before it sleeps on an empty pipe (see `Engine::pump_out`).
@@ -356,7 +357,6 @@ impl Engine {
         }
     }
 
-    /// Moves as much data as possible both ways.
     /// Tells the engine whether other engines share its I/O thread (see
     /// `SHARED_WRITE_BYTES`).
     pub(crate) fn set_sharing(&mut self, sharing: bool) {
@@ -367,6 +367,7 @@ impl Engine {
         };
     }
 
+    /// Moves as much data as possible both ways.
     pub(crate) fn run(&mut self, spares: &mut RecvBuffers) -> Step {
         if self.ctl.is_stopped() {
             self.end = Some(EngineEnd::Finished);

@@ -3,7 +3,10 @@
 //! Everything that may change what a socket can do (a pipe became readable or writable, a
 //! command arrived, the context shut down) calls [`Signaler::notify`]. The socket drains it
 //! before looking at its state, so a notification is never lost: either the state change is
-//! seen by the look that follows the drain, or the fd stays readable.
+//! seen by the look that follows the drain, or the fd stays readable. A drain before a look
+//! reads the fd only if it was written since it was last drained
+//! ([`Signaler::drain_if_written`]); skipping one can only leave the fd readable, never clear
+//! a notification the look has not seen.
 //!
 //! A thread may also wait for a notification awake ([`Signaler::watch`]), watching a counter
 //! in memory. While it does, notifiers only count: the eventfd write, a system call, and the
