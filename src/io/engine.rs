@@ -55,13 +55,14 @@ const WRITE_BATCH: usize = 256 * 1024;
 /// (issue 18, session 17: per-message system calls, wake-ups and CPU in
 /// docs/performance.md). A write this large may take more than a turn (`TURN_BYTES`).
 const WRITE_BYTES: usize = 1024 * 1024;
-/// `WRITE_BYTES` for an engine that shares its I/O thread with others. Its peer may be one of
-/// them (both ends of a loopback connection in one process, as the comparison matrix runs
-/// them), and then no byte of a write is read back until the write is done and the peer's
-/// turn comes: at 1 MiB a write the tcp 64 KiB cells were 4-10% behind libzmq, and with
+/// `WRITE_BYTES` for an engine whose connection's other end runs on the same I/O thread (a
+/// process connected to itself over tcp, as the comparison matrix runs its tcp rows; see
+/// `loopback_pairs.rs`): no byte of a write is read back until the write is done and the
+/// peer's turn comes: at 1 MiB a write the tcp 64 KiB cells were 4-10% behind libzmq, and with
 /// 256 KiB 1.07-1.3x ahead; 256 KiB messages went from 0.65x to 1.1x (issue 18, session 27).
-/// Alone on its thread (the usual case for a process talking to another), an engine writes
-/// the larger batches, which the 256 KiB two-process stream needs.
+/// An engine whose peer is another process (however many others share its thread) writes
+/// the larger batches, which the 256 KiB two-process stream needs: a cap for every engine
+/// that shares a thread cost local_thr/remote_thr a quarter at 64 and 256 KiB.
 const SHARED_WRITE_BYTES: usize = 256 * 1024;
 /// Frames taken from the outbound pipe, since the last yield, that make the engine yield the
 /// CPU once before it sleeps on an empty pipe (see `Engine::pump_out`).
@@ -236,7 +237,7 @@ pub(crate) struct Engine {
     /// When to poll awake for the rest of a frame (see [`MidFrameSpin`]).
     spin: MidFrameSpin,
     /// Most bytes pending in the encoder before it writes: `WRITE_BYTES`, or
-    /// `SHARED_WRITE_BYTES` while other engines share this I/O thread.
+    /// `SHARED_WRITE_BYTES` while the connection's other end runs on this I/O thread.
     write_bytes: usize,
 }
 
@@ -357,7 +358,7 @@ impl Engine {
         }
     }
 
-    /// Tells the engine whether other engines share its I/O thread (see
+    /// Tells the engine whether its connection's other end runs on its I/O thread (see
     /// `SHARED_WRITE_BYTES`).
     pub(crate) fn set_sharing(&mut self, sharing: bool) {
         self.write_bytes = if sharing {

@@ -18,6 +18,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 
 use crate::io::deadlines::Deadlines;
 use crate::io::engine::{Engine, Step};
+use crate::io::loopback_pairs::LoopbackPairs;
 use crate::io::recv_buffers::RecvBuffers;
 use crate::io::wake::NotifyToken;
 use crate::option::ThreadOptions;
@@ -196,6 +197,7 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
                 continue;
             }
             hot.engines.insert(token, engine);
+            hot.pair(token);
             hot.drive(&poll, token);
         }
         for token in ready.drain(..) {
@@ -227,6 +229,8 @@ struct Engines {
     /// The tokens in `again`, so queueing one is O(1) however many engines are busy.
     queued: HashSet<usize>,
     spares: RecvBuffers,
+    /// The tcp engines by their addresses, to find a connection's two ends.
+    loopback: LoopbackPairs,
 }
 
 impl Engines {
@@ -244,11 +248,9 @@ impl Engines {
 
     /// Runs one engine and files it by what it asked for next.
     fn drive(&mut self, poll: &Poll, token: usize) {
-        let sharing = self.engines.len() > 1;
         let Some(engine) = self.engines.get_mut(&token) else {
             return;
         };
-        engine.set_sharing(sharing);
         let step = engine.run(&mut self.spares);
         if step != Step::Done
             && let Some(interest) = engine.interest_change()
@@ -280,7 +282,27 @@ impl Engines {
         }
     }
 
+    /// Files a new engine's tcp ends; when its connection's other end runs on this thread,
+    /// both write smaller batches (see `loopback_pairs.rs`).
+    fn pair(&mut self, token: usize) {
+        let Some(ends) = self.engines.get(&token).and_then(|e| e.stream.tcp_ends()) else {
+            return;
+        };
+        if let Some(partner) = self.loopback.add(token, ends) {
+            for t in [token, partner] {
+                if let Some(e) = self.engines.get_mut(&t) {
+                    e.set_sharing(true);
+                }
+            }
+        }
+    }
+
     fn finish(&mut self, poll: &Poll, token: usize) {
+        if let Some(partner) = self.loopback.remove(token)
+            && let Some(e) = self.engines.get_mut(&partner)
+        {
+            e.set_sharing(false);
+        }
         self.deadlines.remove(token);
         if let Some(mut engine) = self.engines.remove(&token) {
             let _ = poll.registry().deregister(&mut engine.stream);
