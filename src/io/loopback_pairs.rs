@@ -25,8 +25,13 @@ pub(crate) struct LoopbackPairs {
 
 impl LoopbackPairs {
     /// Files engine `token`, whose stream has `ends`; returns the token of the engine at the
-    /// connection's other end, if it is on this thread.
+    /// connection's other end, if it is on this thread. Only a connection that may be to this
+    /// host is filed (a loopback peer, or one at the local address), so a server's remote
+    /// clients cost nothing here.
     pub(crate) fn add(&mut self, token: usize, ends: Ends) -> Option<usize> {
+        if !(ends.1.ip().is_loopback() || ends.0.ip() == ends.1.ip()) {
+            return None;
+        }
         self.by_ends.insert(ends, token);
         self.of_token.insert(token, ends);
         self.by_ends.get(&(ends.1, ends.0)).copied()
@@ -59,6 +64,13 @@ mod tests {
         assert_eq!(pairs.remove(3), None);
         assert_eq!(pairs.remove(2), None);
         assert_eq!(pairs.remove(2), None);
+        // A remote peer is not filed.
+        let remote = SocketAddr::from(([192, 0, 2, 7], 40002));
+        assert_eq!(
+            pairs.add(6, (SocketAddr::from(([192, 0, 2, 1], 5555)), remote)),
+            None
+        );
+        assert_eq!(pairs.remove(6), None);
         // The ends come back (a reconnect reusing the port): paired again.
         assert_eq!(pairs.add(4, (addr(40000), addr(5555))), None);
         assert_eq!(pairs.add(5, (addr(5555), addr(40000))), Some(4));
