@@ -196,8 +196,11 @@ for lib in $libs; do
   done
 done
 
-# A ferromq failure outside known_failures.txt runs once more, alone: several of libzmq's tests
-# count on timings that neither library promises and lose under the load of a parallel run.
+# A ferromq failure outside known_failures.txt runs again, alone, up to twice: several of
+# libzmq's tests count on timings that neither library promises and lose under the load of a
+# parallel run, and test_hwm_pubsub's blocking case loses now and then even alone (3 of 100
+# solo runs at session 27's head on the idle 2-vCPU VM; it failed a CI run's first try and its
+# one retry).
 # test_hwm_pubsub's blocking case expects the sender to outrun a tcp connection (ferromq's
 # reader hands the writer credit every 63 messages, libzmq's every half HWM through a command
 # its sender reads at most once a millisecond, so ferromq's first refusal comes later: at
@@ -211,8 +214,12 @@ if [[ " $libs " == *" ferromq "* ]]; then
     r="$(cat "$work/ferromq/log/$t.result")"
     if [[ "$r" != pass* && "$r" != BUILD && -z "${known[$t]+x}" ]]; then
       mv "$work/ferromq/log/$t.out" "$work/ferromq/log/$t.out.first"
-      cflags=($cflags_str) run_one ferromq "$t"
-      r2="$(cat "$work/ferromq/log/$t.result")"
+      for try in 2 3; do
+        cflags=($cflags_str) run_one ferromq "$t"
+        r2="$(cat "$work/ferromq/log/$t.result")"
+        [[ "$r2" == pass* ]] && break
+        [ "$try" = 2 ] && mv "$work/ferromq/log/$t.out" "$work/ferromq/log/$t.out.second"
+      done
       echo "$r2 (retried; first: $r)" > "$work/ferromq/log/$t.result"
     fi
   done
