@@ -190,6 +190,15 @@ impl<'a> PollItem<'a> {
         self.revents & POLLERR != 0
     }
 
+    /// The socket polled, shared or held; `None` for a raw fd.
+    fn polled_socket(&self) -> Option<&Socket> {
+        match self.target {
+            Target::Socket(s) => Some(s),
+            Target::SocketMut(ref s) => Some(s),
+            Target::Fd(_) => None,
+        }
+    }
+
     fn poll_fd(&self) -> PollFd<'_> {
         match self.target {
             Target::Socket(s) => PollFd::from_borrowed_fd(s.signaler().borrowed(), PollFlags::IN),
@@ -341,12 +350,8 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
         // (see `Signaler::drain_if_written`: a write counted late would otherwise leave it
         // readable, and the next `poll(2)` would return at once again).
         for (item, got) in items.iter().zip(&kernel) {
-            if got.contains(PollFlags::IN) {
-                match item.target {
-                    Target::Socket(s) => s.signaler().drain(),
-                    Target::SocketMut(ref s) => s.signaler().drain(),
-                    Target::Fd(_) => {}
-                }
+            if let Some(s) = item.polled_socket().filter(|_| got.contains(PollFlags::IN)) {
+                s.signaler().drain();
             }
         }
     }

@@ -360,8 +360,8 @@ impl Engine {
 
     /// Tells the engine whether its connection's other end runs on its I/O thread (see
     /// `SHARED_WRITE_BYTES`).
-    pub(crate) fn set_sharing(&mut self, sharing: bool) {
-        self.write_bytes = if sharing {
+    pub(crate) fn set_loopback_pair(&mut self, paired: bool) {
+        self.write_bytes = if paired {
             SHARED_WRITE_BYTES
         } else {
             WRITE_BYTES

@@ -291,7 +291,7 @@ impl Engines {
         if let Some(partner) = self.loopback.add(token, ends) {
             for t in [token, partner] {
                 if let Some(e) = self.engines.get_mut(&t) {
-                    e.set_sharing(true);
+                    e.set_loopback_pair(true);
                 }
             }
         }
@@ -301,7 +301,7 @@ impl Engines {
         if let Some(partner) = self.loopback.remove(token)
             && let Some(e) = self.engines.get_mut(&partner)
         {
-            e.set_sharing(false);
+            e.set_loopback_pair(false);
         }
         self.deadlines.remove(token);
         if let Some(mut engine) = self.engines.remove(&token) {

@@ -78,16 +78,6 @@ pub(crate) enum Stream {
     Unix(mio::net::UnixStream),
 }
 
-impl Stream {
-    /// A tcp stream's (local, peer) addresses; `None` for ipc, or if either is unknown.
-    pub(crate) fn tcp_ends(&self) -> Option<crate::io::loopback_pairs::Ends> {
-        match self {
-            Stream::Tcp(s) => Some((s.local_addr().ok()?, s.peer_addr().ok()?)),
-            Stream::Unix(_) => None,
-        }
-    }
-}
-
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
@@ -108,6 +98,14 @@ impl Stream {
             Stream::Unix(s) => rustix::io::read(&*s, buf),
         };
         filled.map(|(init, _)| init.len()).map_err(io::Error::from)
+    }
+
+    /// A tcp stream's (local, peer) addresses; `None` for ipc, or if either is unknown.
+    pub(crate) fn tcp_ends(&self) -> Option<crate::io::loopback_pairs::Ends> {
+        match self {
+            Stream::Tcp(s) => Some((s.local_addr().ok()?, s.peer_addr().ok()?)),
+            Stream::Unix(_) => None,
+        }
     }
 }
 
