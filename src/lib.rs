@@ -70,6 +70,9 @@ pub use context::Context;
 pub use error::{Error, Result, EFSM, EMTHREAD, ENOCOMPATPROTO, ETERM, ZMQ_HAUSNUMERO};
 pub use ferromq_zmtp::curve_keys::KeyPair as CurveKeyPair;
 pub use ferromq_zmtp::{z85, SocketType};
+/// Pooled memory for large bodies, shared with the C ABI crate (`zmq_msg_init_size` bodies).
+#[doc(hidden)]
+pub use io::body_pool;
 pub use io::monitor;
 /// Recycled send buffers, shared with the C ABI crate (`zmq_msg_init_size` bodies).
 #[doc(hidden)]

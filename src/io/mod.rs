@@ -4,6 +4,7 @@
 //! type or a `Socket`: events leave through a sink the socket layer installs.
 
 pub(crate) mod activity;
+pub mod body_pool;
 pub(crate) mod deadlines;
 pub(crate) mod engine;
 pub(crate) mod frame_limit;

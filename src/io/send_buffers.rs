@@ -19,10 +19,13 @@
 //! cut one after another from the room left in the current buffer; the smallest (up to
 //! `MAX_QUICK`) look whether a buffer can start over only once per `LOOK_EVERY` bytes (for a
 //! 16-byte copy the look cost as much as the rest of the cut: issue 18). A larger copy takes a
-//! free buffer from its start. Only when none is free does the socket make a new buffer (two allocations, the
-//! buffer and its shared count, at most `KEPT` times) or, with `KEPT` buffers all still held
-//! by messages in flight, copy into an allocation of its own (one, as libzmq does for every
-//! message). Bodies over `SLOT` always get their own.
+//! free buffer from its start. Only when none is free does the socket make a new buffer (two
+//! allocations, the buffer and its shared count, at most `KEPT` times) or, with `KEPT` buffers
+//! all still held by messages in flight, copy into memory of its own: a body of the sending
+//! thread's [`body_pool`] from 32 KiB to 8 MiB (`POOLED_COPIES`), reused once its message is
+//! gone, else an allocation (one, as libzmq makes for every message). Bodies over `SLOT` always
+//! get their own. A stream of large messages has up to its high-water marks in flight, far
+//! more than `KEPT` buffers hold, so most of its copies take the pool's bodies.
 //!
 //! Buffers start small and double (`FIRST` bytes, then twice the last, up to `SLOT`): a socket
 //! that sends now and then, like each of 10,000 idle DEALERs that said hello, holds 8 KiB, not
@@ -39,6 +42,8 @@
 //! msg/s with sixteen (issue 18).
 
 use bytes::{Bytes, BytesMut};
+
+use super::body_pool;
 
 /// Size of one recycled buffer, and the largest body copied into one.
 pub const SLOT: usize = 256 * 1024;
@@ -85,6 +90,9 @@ impl SendBuffers {
             Some(buf) => {
                 buf.extend_from_slice(data);
                 buf.split().freeze()
+            }
+            None if body_pool::POOLED_COPIES.contains(&data.len()) => {
+                body_pool::copy(data).unwrap_or_else(|| Bytes::copy_from_slice(data))
             }
             None => Bytes::copy_from_slice(data),
         }
@@ -270,6 +278,31 @@ mod tests {
         assert!(live.iter().all(|b| b.len() == SLOT));
         drop(live);
         assert!(bufs.room(SLOT).is_some(), "a kept buffer is free again");
+    }
+
+    /// Past the kept buffers, a large copy takes a pooled body, and the next large copy after
+    /// its message is gone reuses that memory rather than asking the allocator again.
+    #[test]
+    fn large_copies_past_the_kept_buffers_reuse_pooled_bodies() {
+        let mut bufs = SendBuffers::default();
+        let held: Vec<Bytes> = (0..KEPT).map(|_| bufs.copy(&[5; SLOT])).collect();
+        let size = 64 * 1024;
+        let first = bufs.copy(&[6; 64 * 1024]);
+        assert!(first.iter().all(|&b| b == 6));
+        let at = first.as_ptr();
+        let kept = body_pool::kept_here().1;
+        drop(first);
+        assert!(
+            body_pool::kept_here().1 >= kept + size,
+            "given back to the pool"
+        );
+        let again = bufs.copy(&[7; 64 * 1024]);
+        assert_eq!(again.as_ptr(), at, "the pooled body came back");
+        assert!(again.len() == size && again.iter().all(|&b| b == 7));
+        // A small copy past the kept buffers is an allocation of its own, as before.
+        let small = bufs.copy(&[8; 100]);
+        assert!(small.iter().all(|&b| b == 8));
+        drop(held);
     }
 
     #[test]

@@ -7,23 +7,21 @@
 //! socket), so in a steady stream a message costs a reference count, not an allocation; when
 //! every kept buffer is still held by messages in flight, or the body is over 256 KiB, it is
 //! memory of its own, as in libzmq, taken back for reuse when its message is gone
-//! ([`BodyPool`]).
+//! (`ferromq::body_pool`).
 //!
 //! The price, as for sockets: a live message keeps its whole buffer (256 KiB) alive, and a
 //! thread that has made messages keeps up to 3 MiB for reuse until it exits.
 
 use core::cell::RefCell;
-use std::sync::Arc;
 
 use bytes::Bytes;
 use ferromq::send_buffers::SendBuffers;
 
 use crate::boundary::Errno;
-use crate::msg::body_pool::BodyPool;
+use crate::errno::ENOMEM;
 
 thread_local! {
     static BODIES: RefCell<SendBuffers> = RefCell::new(SendBuffers::default());
-    static POOL: Arc<BodyPool> = Arc::new(BodyPool::default());
 }
 
 /// [`body_into`] returning the body (for tests: `zmq_msg_init_size` places it in the message).
@@ -85,15 +83,12 @@ pub unsafe fn body_into(dst: *mut Bytes, size: usize) -> Result<(), Errno> {
 #[cold]
 #[inline(never)]
 fn pooled(size: usize) -> Result<Bytes, Errno> {
-    POOL.try_with(|pool| pool.body(size))
-        // The thread is exiting (a destructor sends): a pool of this body's own.
-        .unwrap_or_else(|_| Arc::new(BodyPool::default()).body(size))
+    ferromq::body_pool::body(size).ok_or(Errno(ENOMEM))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::errno::ENOMEM;
 
     #[test]
     fn bodies_have_their_size_and_are_independent() {

@@ -5,7 +5,6 @@
 //! is released by whichever side drops the last reference.
 
 pub(crate) mod bodies;
-pub(crate) mod body_pool;
 pub(crate) mod cell;
 pub(crate) mod foreign;
 pub(crate) mod props;

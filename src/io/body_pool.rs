@@ -1,12 +1,19 @@
-//! `zmq_msg_init_size` bodies of their own allocation, taken back when their message is gone.
+//! Bodies of their own allocation, taken back when their message is gone: `zmq_msg_init_size`
+//! bodies, and copies of 32 KiB to 8 MiB (`Socket::send_slice`, `zmq_send`).
 //!
-//! A body that the calling thread's recycled buffers cannot hold (every one still held by
-//! messages in flight, or a body over 256 KiB) needs memory of its own. A sender ahead of its
-//! receiver has up to SNDHWM messages in flight (SNDHWM + RCVHWM over inproc), so at
-//! 64-256 KiB that is most bodies. Such a body must hold initialised bytes (Rust copies bodies
-//! the caller never wrote). Here a body's memory goes back to the pool of the thread that made
-//! it when its last reference is dropped (on whichever thread), and the next body of about its
-//! size reuses it: initialised once, when first made, and never again.
+//! A body that the sender's recycled buffers ([`SendBuffers`](super::send_buffers)) cannot
+//! hold (every one still held by messages in flight, or a body over 256 KiB) needs memory of
+//! its own. A sender ahead of its receiver has up to SNDHWM messages in flight (SNDHWM +
+//! RCVHWM over inproc), so at 64-256 KiB that is most bodies. Such a body must hold
+//! initialised bytes (Rust copies bodies the caller never wrote). Here a body's memory goes
+//! back to the pool of the thread that made it when its last reference is dropped (on
+//! whichever thread), and the next body of about its size reuses it: initialised once, when
+//! first made, and never again.
+//!
+//! Copies went to the allocator until session 28 (issue 18). glibc gave a stream's memory back
+//! to the kernel whenever the stream drained, and the next burst faulted it in again: the Rust
+//! matrix's `send_slice` streams over ipc went from 62-69 k msg/s at 64 KiB and 19.0-19.4 k at
+//! 256 KiB to 73-79 k and 20.4-21.5 k with the pool (medians of 5 alternations).
 //!
 //! Fresh memory: bodies under `MAPPED_FROM` come from `calloc`. Larger ones are pieces of
 //! slabs this pool maps itself (`mmap`: zero pages until written, no pass over them), as many
@@ -48,7 +55,9 @@
 //! the moment of a hand-over, far below a body's copy into the kernel), one small allocation
 //! per message for `Bytes`' shared header (its body the only one libzmq makes), a clock read
 //! at each drain, and the memory above held for reuse until the thread exits and its last
-//! body is gone.
+//! body is gone: a thread that streamed large messages keeps up to `MIN_KEPT_BYTES` once it
+//! stops (glibc would have kept freed chunks below its heap's top as well, but given back the
+//! top).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -56,8 +65,38 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use crate::boundary::Errno;
-use crate::errno::ENOMEM;
+/// Copies of these sizes are worth a pool's body rather than an allocation of their own.
+/// Below, glibc reuses freed memory without giving it back to the kernel. Above, a body is a
+/// mapping of its own either way, and a pool would keep a one-off 1 GiB copy for reuse.
+pub const POOLED_COPIES: core::ops::RangeInclusive<usize> = MAPPED_FROM..=SLAB_BYTES;
+
+thread_local! {
+    static POOL: Arc<BodyPool> = Arc::new(BodyPool::default());
+}
+
+/// A body of `size` (> 0) bytes from the calling thread's pool, holding zeros or an earlier
+/// body's bytes, for the caller to fill (`zmq_msg_init_size`); `None` when it cannot be had.
+pub fn body(size: usize) -> Option<Bytes> {
+    with_pool(|pool| pool.body(size))
+}
+
+/// A copy of `data` (not empty) in a body from the calling thread's pool; `None` when memory
+/// cannot be had.
+pub fn copy(data: &[u8]) -> Option<Bytes> {
+    with_pool(|pool| pool.copy(data))
+}
+
+/// The calling thread's pool's free bodies and their bytes.
+#[cfg(test)]
+pub(crate) fn kept_here() -> (usize, usize) {
+    POOL.with(|pool| pool.kept())
+}
+
+fn with_pool(f: impl Fn(&Arc<BodyPool>) -> Option<Bytes>) -> Option<Bytes> {
+    POOL.try_with(&f)
+        // The thread is exiting (a destructor sends): a pool of this body's own.
+        .unwrap_or_else(|_| f(&Arc::new(BodyPool::default())))
+}
 
 /// Bytes of free bodies a pool keeps at least when it trims.
 const MIN_KEPT_BYTES: usize = 32 * 1024 * 1024;
@@ -94,8 +133,29 @@ struct Free {
 
 impl BodyPool {
     /// A body of `size` (> 0) bytes: a free one of at least `size` and at most twice that,
-    /// else fresh memory; `ENOMEM` when it cannot be had.
-    pub fn body(self: &Arc<Self>, size: usize) -> Result<Bytes, Errno> {
+    /// else fresh memory; `None` when it cannot be had.
+    pub fn body(self: &Arc<Self>, size: usize) -> Option<Bytes> {
+        let memory = self.take(size)?;
+        Some(self.owned(memory, size))
+    }
+
+    /// A copy of `data` (not empty) in a body of the pool's.
+    pub fn copy(self: &Arc<Self>, data: &[u8]) -> Option<Bytes> {
+        let mut memory = self.take(data.len())?;
+        memory.bytes_mut()[..data.len()].copy_from_slice(data);
+        Some(self.owned(memory, data.len()))
+    }
+
+    fn owned(self: &Arc<Self>, memory: Memory, len: usize) -> Bytes {
+        Bytes::from_owner(PooledBody {
+            memory,
+            len,
+            home: Arc::clone(self),
+        })
+    }
+
+    /// Memory for a body of `size` (> 0) bytes, counted in flight.
+    fn take(&self, size: usize) -> Option<Memory> {
         let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
         let n = free.bodies.len();
         let fits = (n.saturating_sub(LOOK_AT)..n)
@@ -127,12 +187,7 @@ impl BodyPool {
         };
         free.live += memory.len();
         free.peak = free.peak.max(free.live).max(made);
-        drop(free);
-        Ok(Bytes::from_owner(PooledBody {
-            memory,
-            len: size,
-            home: Arc::clone(self),
-        }))
+        Some(memory)
     }
 
     fn give_back(&self, memory: Memory) {
@@ -249,6 +304,16 @@ impl Memory {
         }
     }
 
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        match self {
+            Memory::Heap(memory) => memory,
+            // SAFETY: as in `bytes`, and `&mut self` makes this the only access to the piece.
+            Memory::Mapped { slab, offset, len } => unsafe {
+                core::slice::from_raw_parts_mut(slab.at.as_ptr().add(*offset), *len)
+            },
+        }
+    }
+
     /// Frees memory the pool trims: a mapped piece whose slab stays mapped for other pieces
     /// gives its pages back to the kernel at once (the mapping goes with the slab's last
     /// piece), so what a pool holds in pages is what it keeps and what is in flight.
@@ -286,7 +351,7 @@ unsafe impl Send for Slab {}
 unsafe impl Sync for Slab {}
 
 impl Slab {
-    fn map(len: usize) -> Result<Arc<Slab>, Errno> {
+    fn map(len: usize) -> Option<Arc<Slab>> {
         // SAFETY: a fresh private anonymous mapping at an address of the kernel's choosing
         // touches no existing memory.
         let at = unsafe {
@@ -300,10 +365,10 @@ impl Slab {
             )
         };
         if at == libc::MAP_FAILED {
-            return Err(Errno(ENOMEM));
+            return None;
         }
-        let at = core::ptr::NonNull::new(at.cast()).ok_or(Errno(ENOMEM))?;
-        Ok(Arc::new(Slab { at, len }))
+        let at = core::ptr::NonNull::new(at.cast())?;
+        Some(Arc::new(Slab { at, len }))
     }
 }
 
@@ -315,38 +380,38 @@ impl Drop for Slab {
 }
 
 /// Fresh memory for a body of `size` (> 0) bytes while `live` bytes of the pool's are in
-/// flight, and spare pieces made with it; `ENOMEM` when it cannot be had.
-fn fresh(size: usize, live: usize) -> Result<(Memory, Vec<Memory>), Errno> {
+/// flight, and spare pieces made with it; `None` when it cannot be had.
+fn fresh(size: usize, live: usize) -> Option<(Memory, Vec<Memory>)> {
     if size < MAPPED_FROM {
-        return Ok((Memory::Heap(zeroed(size)?), Vec::new()));
+        return Some((Memory::Heap(zeroed(size)?), Vec::new()));
     }
-    let len = size.checked_next_multiple_of(PAGE).ok_or(Errno(ENOMEM))?;
+    let len = size.checked_next_multiple_of(PAGE)?;
     let pieces = (live / len).clamp(1, (SLAB_BYTES / len).max(1));
-    let slab = Slab::map(len.checked_mul(pieces).ok_or(Errno(ENOMEM))?)?;
+    let slab = Slab::map(len.checked_mul(pieces)?)?;
     let mut all = (0..pieces).map(|i| Memory::Mapped {
         slab: Arc::clone(&slab),
         offset: i * len,
         len,
     });
-    let first = all.next().ok_or(Errno(ENOMEM))?;
-    Ok((first, all.collect()))
+    let first = all.next()?;
+    Some((first, all.collect()))
 }
 
 /// `size` (> 0) zeroed bytes from the allocator (calloc: fresh pages are zeroed lazily by the
-/// kernel, without a pass over them), or `ENOMEM`.
-fn zeroed(size: usize) -> Result<Box<[u8]>, Errno> {
-    let layout = std::alloc::Layout::array::<u8>(size).map_err(|_| Errno(ENOMEM))?;
+/// kernel, without a pass over them), or `None`.
+fn zeroed(size: usize) -> Option<Box<[u8]>> {
+    let layout = std::alloc::Layout::array::<u8>(size).ok()?;
     // SAFETY: `layout` has a non-zero size (callers never ask for 0 bytes).
     let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
     if ptr.is_null() {
-        return Err(Errno(ENOMEM));
+        return None;
     }
     // SAFETY: `ptr` was allocated by the global allocator with `layout` (align 1, `size`
     // bytes), all of them zero-initialised, which is exactly what a `Vec<u8>` of length and
     // capacity `size` owns; a Vec whose length is its capacity becomes a boxed slice without
     // reallocating.
     let vec = unsafe { Vec::from_raw_parts(ptr, size, size) };
-    Ok(vec.into_boxed_slice())
+    Some(vec.into_boxed_slice())
 }
 
 #[cfg(test)]
@@ -473,8 +538,8 @@ mod tests {
     }
 
     #[test]
-    fn an_impossible_size_is_enomem() {
+    fn an_impossible_size_is_none() {
         let pool = Arc::new(BodyPool::default());
-        assert_eq!(pool.body(usize::MAX).err(), Some(Errno(ENOMEM)));
+        assert!(pool.body(usize::MAX).is_none());
     }
 }
