@@ -19,6 +19,7 @@ use ferromq_tests::rust_files;
 
 /// Files re-exported with `#[doc(hidden)]` from lib.rs (shared with the C ABI crate only).
 const HIDDEN: &[(&str, &str)] = &[
+    ("io/body_pool.rs", "pub use io::body_pool;"),
     ("io/send_buffers.rs", "pub use io::send_buffers;"),
     ("msg/settled.rs", "pub use msg::settled;"),
 ];
