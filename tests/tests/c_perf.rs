@@ -1,6 +1,7 @@
 //! The C perf tools (`tests/c/perf`, libzmq's perf interface) build against ferromq and
 //! against real libzmq and run a small exchange over tcp (and inproc, in one process) with each
-//! (`poll_thr` and `poll_lat`, which libzmq lacks, through `zmq_poll`),
+//! (`poll_thr` and `poll_lat`, which libzmq lacks, through `zmq_poll`; `send_thr` through
+//! `zmq_send`/`zmq_recv`),
 //! printing libzmq's lines.
 //! This checks the tools, not the speed: `ffi/perf/compare.sh` measures.
 
@@ -75,6 +76,7 @@ fn check_tools(dir: &Path) {
         ("poll_thr", "inproc://perf-poll-thr", "mean throughput:"),
         ("poll_thr", endpoint.as_str(), "mean throughput:"),
         ("poll_lat", "inproc://perf-poll-lat", "average latency:"),
+        ("send_thr", "inproc://perf-send-thr", "mean throughput:"),
     ] {
         let out = run_one(dir, tool, &[endpoint, "64", "2000"]);
         assert!(out.contains("message size: 64 [B]"), "{out}");
@@ -112,8 +114,8 @@ fn check_scale(dir: &Path) {
     }
 }
 
-/// Runs a single-process tool (inproc_thr, inproc_lat, poll_thr, poll_lat, scale); returns
-/// what it printed.
+/// Runs a single-process tool (inproc_thr, inproc_lat, poll_thr, poll_lat, send_thr, scale);
+/// returns what it printed.
 fn run_one(dir: &Path, tool: &str, args: &[&str]) -> String {
     let child = Command::new(dir.join(tool))
         .args(args)
@@ -136,6 +138,7 @@ fn build(dir: &Path, scratch: &Path, ferromq: bool) {
         "inproc_lat",
         "poll_thr",
         "poll_lat",
+        "send_thr",
         "scale",
     ] {
         let source = harness::c_source(&format!("perf/{tool}.c"));
