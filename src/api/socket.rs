@@ -139,8 +139,8 @@ pub(crate) const REPLY_SPIN: Duration = Duration::from_micros(20);
 /// message (an eventfd write, a switch and, across CPUs, an interrupt); at this size spinning
 /// costs the pipe no batching worth keeping. Matrix streams of 64 KiB over inproc went from
 /// 0.5-0.7 to 1.0-1.4 M msg/s (issue 18, session 28). Not for frames from an I/O thread (tcp,
-/// ipc): there the wait took the CPU that thread needed, and a process streaming to itself
-/// over tcp on 2 vCPUs lost a quarter.
+/// ipc): there the wait may take the CPU that thread needs (a process streaming 64 KiB to
+/// itself over tcp on 2 vCPUs lost a quarter in one of two sets with the size gate alone).
 const STREAM_SPIN_FROM: usize = 32 * 1024;
 
 /// When a blocking send or receive gives up. The clock is read only before the first wait,

@@ -304,6 +304,7 @@ impl Memory {
         }
     }
 
+    /// The piece's bytes, to copy a body into before it is handed out.
     fn bytes_mut(&mut self) -> &mut [u8] {
         match self {
             Memory::Heap(memory) => memory,
