@@ -70,7 +70,7 @@ fn check_tools(dir: &Path) {
             "{out}"
         );
     }
-    // The zmq_poll tools, which take an endpoint first.
+    // The one-process tools (zmq_poll, zmq_send), which take an endpoint first.
     let endpoint = format!("tcp://127.0.0.1:{}", free_port());
     for (tool, endpoint, line) in [
         ("poll_thr", "inproc://perf-poll-thr", "mean throughput:"),
@@ -81,6 +81,13 @@ fn check_tools(dir: &Path) {
         let out = run_one(dir, tool, &[endpoint, "64", "2000"]);
         assert!(out.contains("message size: 64 [B]"), "{out}");
         assert!(out.contains(line), "{out}");
+    }
+    // zmq_send streams of 64 KiB, more in flight than a socket's kept buffers hold (their
+    // copies take the thread's body pool); send_thr checks each body's last byte.
+    let endpoint = format!("tcp://127.0.0.1:{}", free_port());
+    for endpoint in ["inproc://perf-send-thr-64k", endpoint.as_str()] {
+        let out = run_one(dir, "send_thr", &[endpoint, "65536", "3000"]);
+        assert!(out.contains("message count: 3000"), "{out}");
     }
 }
 

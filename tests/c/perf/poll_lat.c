@@ -3,13 +3,7 @@
    side waiting in zmq_poll before every receive, as a CZMQ zpoller or zloop does; prints the
    mean one-way time in the shape of libzmq's perf/inproc_lat. libzmq has no such tool: this
    one measures the poll path its latency tools never take. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <zmq.h>
-
-static const char *endpoint;
-static size_t message_size;
-static int roundtrip_count;
+#include "one_process.h"
 
 static int poll_then_recv (void *s, zmq_msg_t *msg)
 {
@@ -21,14 +15,10 @@ static int poll_then_recv (void *s, zmq_msg_t *msg)
 
 static void worker (void *ctx)
 {
-    void *s = zmq_socket (ctx, ZMQ_DEALER);
-    if (!s || zmq_connect (s, endpoint) != 0) {
-        printf ("error in zmq_socket/zmq_connect: %s\n", zmq_strerror (zmq_errno ()));
-        exit (1);
-    }
+    void *s = open_end (ctx, ZMQ_DEALER, 0);
     zmq_msg_t msg;
     zmq_msg_init (&msg);
-    for (int i = 0; i != roundtrip_count; i++) {
+    for (int i = 0; i != message_count; i++) {
         if (poll_then_recv (s, &msg) < 0 || zmq_msg_send (&msg, s, 0) < 0) {
             printf ("error in zmq_poll/zmq_msg_recv/zmq_msg_send: %s\n",
                     zmq_strerror (zmq_errno ()));
@@ -41,30 +31,17 @@ static void worker (void *ctx)
 
 int main (int argc, char *argv[])
 {
-    if (argc != 4) {
-        printf ("usage: poll_lat <endpoint> <message-size> <roundtrip-count>\n");
-        return 1;
-    }
-    endpoint = argv[1];
-    message_size = (size_t) atoi (argv[2]);
-    roundtrip_count = atoi (argv[3]);
-    if (roundtrip_count < 1) {
-        printf ("roundtrip-count must be at least 1\n");
-        return 1;
-    }
+    read_args (argc, argv, "poll_lat <endpoint> <message-size> <roundtrip-count>",
+               "roundtrip-count", 1);
     void *ctx = zmq_ctx_new ();
-    void *s = zmq_socket (ctx, ZMQ_DEALER);
-    if (!s || zmq_bind (s, endpoint) != 0) {
-        printf ("error in zmq_socket/zmq_bind: %s\n", zmq_strerror (zmq_errno ()));
-        return 1;
-    }
+    void *s = open_end (ctx, ZMQ_DEALER, 1);
     void *thread = zmq_threadstart (worker, ctx);
     zmq_msg_t msg;
     zmq_msg_init (&msg);
     printf ("message size: %d [B]\n", (int) message_size);
-    printf ("roundtrip count: %d\n", roundtrip_count);
+    printf ("roundtrip count: %d\n", message_count);
     void *watch = zmq_stopwatch_start ();
-    for (int i = 0; i != roundtrip_count; i++) {
+    for (int i = 0; i != message_count; i++) {
         zmq_msg_close (&msg);
         if (zmq_msg_init_size (&msg, message_size) != 0 || zmq_msg_send (&msg, s, 0) < 0
             || poll_then_recv (s, &msg) < 0 || zmq_msg_size (&msg) != message_size) {
@@ -76,7 +53,7 @@ int main (int argc, char *argv[])
     zmq_msg_close (&msg);
     zmq_threadclose (thread);
 
-    double latency = (double) elapsed / (roundtrip_count * 2);
+    double latency = (double) elapsed / (message_count * 2);
     printf ("average latency: %.3f [us]\n", latency);
 
     zmq_close (s);

@@ -3,23 +3,16 @@
    it), and the PULL in the main thread receives each into a buffer of its own (zmq_recv),
    printing messages per second from the first message on. Most C programs send this way;
    libzmq's perf programs use zmq_msg_t only. */
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <zmq.h>
 
-static const char *endpoint;
-static size_t message_size;
-static int message_count;
+#include "one_process.h"
 
 static void sender (void *ctx)
 {
-    void *s = zmq_socket (ctx, ZMQ_PUSH);
+    void *s = open_end (ctx, ZMQ_PUSH, 0);
     char *buf = malloc (message_size ? message_size : 1);
-    if (!s || !buf || zmq_connect (s, endpoint) != 0) {
-        printf ("error in zmq_socket/zmq_connect: %s\n", zmq_strerror (zmq_errno ()));
+    if (!buf)
         exit (1);
-    }
     memset (buf, 'x', message_size);
     for (int i = 0; i != message_count; i++) {
         if (zmq_send (s, buf, message_size, 0) != (int) message_size) {
@@ -33,24 +26,13 @@ static void sender (void *ctx)
 
 int main (int argc, char *argv[])
 {
-    if (argc != 4) {
-        printf ("usage: send_thr <endpoint> <message-size> <message-count>\n");
-        return 1;
-    }
-    endpoint = argv[1];
-    message_size = (size_t) atoi (argv[2]);
-    message_count = atoi (argv[3]);
-    if (message_count < 2) {
-        printf ("message-count must be at least 2\n");
-        return 1;
-    }
+    read_args (argc, argv, "send_thr <endpoint> <message-size> <message-count>",
+               "message-count", 2);
     void *ctx = zmq_ctx_new ();
-    void *s = zmq_socket (ctx, ZMQ_PULL);
+    void *s = open_end (ctx, ZMQ_PULL, 1);
     char *buf = malloc (message_size ? message_size : 1);
-    if (!s || !buf || zmq_bind (s, endpoint) != 0) {
-        printf ("error in zmq_socket/zmq_bind: %s\n", zmq_strerror (zmq_errno ()));
+    if (!buf)
         return 1;
-    }
     void *thread = zmq_threadstart (sender, ctx);
     void *watch = NULL;
     for (int i = 0; i != message_count; i++) {
@@ -64,12 +46,7 @@ int main (int argc, char *argv[])
     }
     unsigned long elapsed = zmq_stopwatch_stop (watch);
     zmq_threadclose (thread);
-    if (elapsed == 0)
-        elapsed = 1;
-    printf ("message size: %d [B]\n", (int) message_size);
-    printf ("message count: %d\n", message_count);
-    printf ("mean throughput: %d [msg/s]\n",
-            (int) ((double) (message_count - 1) * 1000000 / elapsed));
+    print_throughput (elapsed);
     free (buf);
     zmq_close (s);
     zmq_ctx_term (ctx);
