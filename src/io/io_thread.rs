@@ -10,7 +10,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -20,7 +20,7 @@ use crate::io::deadlines::Deadlines;
 use crate::io::engine::{Engine, Step};
 use crate::io::loopback_pairs::LoopbackPairs;
 use crate::io::recv_buffers::RecvBuffers;
-use crate::io::wake::NotifyToken;
+use crate::io::wake::{NotifyToken, SendThrough};
 use crate::option::ThreadOptions;
 
 const WAKER: Token = Token(usize::MAX);
@@ -28,7 +28,7 @@ const WAKER: Token = Token(usize::MAX);
 #[derive(Debug, Default)]
 struct Inbox {
     ready: Vec<usize>,
-    adopt: Vec<(usize, Engine)>,
+    adopt: Vec<(usize, Arc<Mutex<Engine>>)>,
     stop: bool,
 }
 
@@ -44,8 +44,11 @@ impl IoShared {
     /// Hands an established connection to this thread.
     pub(crate) fn adopt(self: &Arc<Self>, engine: Engine) {
         let token = self.next_token.fetch_add(1, Ordering::Relaxed);
-        if let Some(pipes) = engine.pipes() {
-            pipes.wake.install_token(Arc::clone(self) as _, token);
+        let wake = engine.pipes().map(|pipes| Arc::clone(&pipes.wake));
+        let engine = Arc::new(Mutex::new(engine));
+        if let Some(wake) = wake {
+            let through: Arc<dyn SendThrough> = engine.clone();
+            wake.install_token(Arc::clone(self) as _, token, Some(through));
         }
         if let Ok(mut inbox) = self.inbox.lock() {
             inbox.adopt.push((token, engine));
@@ -159,8 +162,8 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
                 continue;
             }
             let token = ev.token().0;
-            if let Some(engine) = hot.engines.get_mut(&token) {
-                engine.set_ready(
+            if let Some(engine) = hot.engines.get(&token) {
+                lock(engine).set_ready(
                     ev.is_readable() || ev.is_read_closed() || ev.is_error(),
                     ev.is_writable() || ev.is_write_closed() || ev.is_error(),
                 );
@@ -177,26 +180,29 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
         };
         if stop {
             for (_, e) in hot.engines.drain() {
-                e.finish();
+                lock(&e).finish();
             }
             for (_, e) in adopt.drain(..) {
-                e.finish();
+                lock(&e).finish();
             }
             return;
         }
-        for (token, mut engine) in adopt.drain(..) {
+        for (token, cell) in adopt.drain(..) {
             // Writable readiness only once a write is refused (`Engine::interest_change`).
             let interest = Interest::READABLE;
-            if poll
-                .registry()
-                .register(&mut engine.stream, Token(token), interest)
-                .is_err()
             {
-                engine.expire();
-                engine.finish();
-                continue;
+                let mut engine = lock(&cell);
+                if poll
+                    .registry()
+                    .register(&mut engine.stream, Token(token), interest)
+                    .is_err()
+                {
+                    engine.expire();
+                    engine.finish();
+                    continue;
+                }
             }
-            hot.engines.insert(token, engine);
+            hot.engines.insert(token, cell);
             hot.pair(token);
             hot.drive(&poll, token);
         }
@@ -217,10 +223,16 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
     }
 }
 
+/// Locks an engine; a sending thread holds it only while it writes for the engine (see
+/// `Engine::send_through`).
+fn lock(engine: &Mutex<Engine>) -> MutexGuard<'_, Engine> {
+    engine.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// The engines of one I/O thread and what it keeps for them.
 #[derive(Default)]
 struct Engines {
-    engines: HashMap<usize, Engine>,
+    engines: HashMap<usize, Arc<Mutex<Engine>>>,
     /// When each engine that asked for it runs again: heartbeats, linger. Empty on the hot
     /// path of connections without either.
     deadlines: Deadlines,
@@ -248,9 +260,10 @@ impl Engines {
 
     /// Runs one engine and files it by what it asked for next.
     fn drive(&mut self, poll: &Poll, token: usize) {
-        let Some(engine) = self.engines.get_mut(&token) else {
+        let Some(cell) = self.engines.get(&token) else {
             return;
         };
+        let mut engine = lock(cell);
         let step = engine.run(&mut self.spares);
         if step != Step::Done
             && let Some(interest) = engine.interest_change()
@@ -261,9 +274,11 @@ impl Engines {
         {
             // Unregistered, it would never hear from its stream again: end it as a broken
             // connection, so a connecting socket reconnects.
+            drop(engine);
             self.finish(poll, token);
             return;
         }
+        drop(engine);
         match step {
             Step::Idle => {
                 if !self.deadlines.is_empty() {
@@ -285,13 +300,17 @@ impl Engines {
     /// Files a new engine's tcp ends; when its connection's other end runs on this thread,
     /// both write smaller batches (see `loopback_pairs.rs`).
     fn pair(&mut self, token: usize) {
-        let Some(ends) = self.engines.get(&token).and_then(|e| e.stream.tcp_ends()) else {
+        let Some(ends) = self
+            .engines
+            .get(&token)
+            .and_then(|e| lock(e).stream.tcp_ends())
+        else {
             return;
         };
         if let Some(partner) = self.loopback.add(token, ends) {
             for t in [token, partner] {
-                if let Some(e) = self.engines.get_mut(&t) {
-                    e.set_loopback_pair(true);
+                if let Some(e) = self.engines.get(&t) {
+                    lock(e).set_loopback_pair(true);
                 }
             }
         }
@@ -299,12 +318,13 @@ impl Engines {
 
     fn finish(&mut self, poll: &Poll, token: usize) {
         if let Some(partner) = self.loopback.remove(token)
-            && let Some(e) = self.engines.get_mut(&partner)
+            && let Some(e) = self.engines.get(&partner)
         {
-            e.set_loopback_pair(false);
+            lock(e).set_loopback_pair(false);
         }
         self.deadlines.remove(token);
-        if let Some(mut engine) = self.engines.remove(&token) {
+        if let Some(cell) = self.engines.remove(&token) {
+            let mut engine = lock(&cell);
             let _ = poll.registry().deregister(&mut engine.stream);
             engine.finish();
         }

@@ -18,7 +18,7 @@ use ferromq_pipe::{pipe, pipe_conflate, Notify, Reader, Writer};
 use ferromq_zmtp::{Metadata, SocketType};
 
 use crate::io::peer_hwm::{Boost, PeerHwms};
-use crate::io::wake::WakeSlot;
+use crate::io::wake::{OutWake, WakeSlot};
 use crate::option::{hwm, Options};
 
 /// Identifies one pipe pair for the lifetime of a context.
@@ -141,7 +141,8 @@ pub(crate) fn peer_pipes(
 ) -> (Peer, SessionPipes) {
     let wake = WakeSlot::new();
     let far: Arc<dyn Notify> = wake.clone();
-    let (out, from_socket) = out_flow.pipe(Arc::clone(&far), Arc::clone(&socket_wake));
+    let far_out: Arc<dyn Notify> = Arc::new(OutWake(Arc::clone(&wake)));
+    let (out, from_socket) = out_flow.pipe(far_out, Arc::clone(&socket_wake));
     let (to_socket, inp) = in_flow.pipe(socket_wake, far);
     let hwms = PeerHwms {
         out: out.hwm(),

@@ -21,14 +21,23 @@ pub(crate) trait NotifyToken: Send + Sync {
     fn notify_token(&self, token: usize);
 }
 
+/// An engine that the thread sending to it may run the outbound half of itself (see
+/// `Engine::send_through`), rather than waking its I/O thread to do it.
+pub(crate) trait SendThrough: Send + Sync {
+    /// Writes what the outbound pipe holds, from the calling thread, when the engine is free
+    /// and the write answers what it delivered; false when its I/O thread must be woken.
+    fn send_through(&self) -> bool;
+}
+
 /// What a wake-up goes to.
 #[derive(Default)]
 enum Target {
     /// Nobody owns the end now: the wake-up is dropped.
     #[default]
     None,
-    /// An engine: the thread that runs it (shared by all its engines) and its token.
-    Token(Arc<dyn NotifyToken>, usize),
+    /// An engine: the thread that runs it (shared by all its engines), its token, and the
+    /// engine itself where a sending thread may write for it.
+    Token(Arc<dyn NotifyToken>, usize, Option<Arc<dyn SendThrough>>),
     /// Anything else (a socket's peer wake-up, the reconnect task).
     Notify(Arc<dyn Notify>),
 }
@@ -37,7 +46,7 @@ impl Target {
     fn notify(&self) {
         match self {
             Target::None => {}
-            Target::Token(owner, token) => owner.notify_token(*token),
+            Target::Token(owner, token, _) => owner.notify_token(*token),
             Target::Notify(t) => t.notify(),
         }
     }
@@ -71,14 +80,35 @@ impl WakeSlot {
     }
 
     /// Installs an engine of `owner` as the target (see the module's note) and wakes it once.
-    pub(crate) fn install_token(&self, owner: Arc<dyn NotifyToken>, token: usize) {
-        self.replace(Target::Token(owner, token));
+    /// With `through`, wake-ups for output try the engine from the sending thread first
+    /// ([`WakeSlot::notify_out`]).
+    pub(crate) fn install_token(
+        &self,
+        owner: Arc<dyn NotifyToken>,
+        token: usize,
+        through: Option<Arc<dyn SendThrough>>,
+    ) {
+        self.replace(Target::Token(owner, token, through));
     }
 
     fn replace(&self, target: Target) {
         let mut slot = self.target.lock().unwrap_or_else(PoisonError::into_inner);
         *slot = target;
         // Under the lock, as every wake-up: the target takes no lock of ours.
+        slot.notify();
+    }
+
+    /// A wake-up for output the socket queued (the outbound pipe's reader): an engine that
+    /// can write it from this thread does, and its I/O thread is woken only where it cannot.
+    /// The engine is only tried (`try_lock`): its I/O thread, running it, may be waiting for
+    /// this slot's lock in `clear`.
+    pub(crate) fn notify_out(&self) {
+        let slot = self.target.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Target::Token(_, _, Some(engine)) = &*slot
+            && engine.send_through()
+        {
+            return;
+        }
         slot.notify();
     }
 
@@ -101,6 +131,17 @@ impl Notify for WakeSlot {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .notify();
+    }
+}
+
+/// The outbound pipe's reader wake-up: [`WakeSlot::notify_out`] rather than `notify`, which
+/// the inbound pipe's writer wake-up (the socket freed room) keeps.
+#[derive(Debug)]
+pub(crate) struct OutWake(pub Arc<WakeSlot>);
+
+impl Notify for OutWake {
+    fn notify(&self) {
+        self.0.notify_out();
     }
 }
 
@@ -141,12 +182,12 @@ mod tests {
     fn a_token_target_gets_its_token_and_a_new_install_replaces_it() {
         let slot = WakeSlot::new();
         let thread = Arc::new(Tokens(Mutex::new(Vec::new())));
-        slot.install_token(thread.clone(), 7);
+        slot.install_token(thread.clone(), 7, None);
         slot.notify();
         let c = Arc::new(Count(AtomicUsize::new(0)));
         slot.install(c.clone());
         slot.notify();
-        slot.install_token(thread.clone(), 9);
+        slot.install_token(thread.clone(), 9, None);
         slot.notify();
         slot.clear();
         slot.notify();
