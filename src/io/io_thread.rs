@@ -10,7 +10,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -20,6 +20,7 @@ use crate::io::deadlines::Deadlines;
 use crate::io::engine::{Engine, Step};
 use crate::io::loopback_pairs::LoopbackPairs;
 use crate::io::recv_buffers::RecvBuffers;
+use crate::io::shared_engine::SharedEngine;
 use crate::io::wake::{NotifyToken, SendThrough};
 use crate::option::ThreadOptions;
 
@@ -28,7 +29,7 @@ const WAKER: Token = Token(usize::MAX);
 #[derive(Debug, Default)]
 struct Inbox {
     ready: Vec<usize>,
-    adopt: Vec<(usize, Arc<Mutex<Engine>>)>,
+    adopt: Vec<(usize, Arc<SharedEngine>)>,
     stop: bool,
 }
 
@@ -45,7 +46,7 @@ impl IoShared {
     pub(crate) fn adopt(self: &Arc<Self>, engine: Engine) {
         let token = self.next_token.fetch_add(1, Ordering::Relaxed);
         let wake = engine.pipes().map(|pipes| Arc::clone(&pipes.wake));
-        let engine = Arc::new(Mutex::new(engine));
+        let engine = Arc::new(SharedEngine::new(engine));
         if let Some(wake) = wake {
             let through: Arc<dyn SendThrough> = engine.clone();
             wake.install_token(Arc::clone(self) as _, token, Some(through));
@@ -163,7 +164,7 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
             }
             let token = ev.token().0;
             if let Some(engine) = hot.engines.get(&token) {
-                lock(engine).set_ready(
+                engine.lock().set_ready(
                     ev.is_readable() || ev.is_read_closed() || ev.is_error(),
                     ev.is_writable() || ev.is_write_closed() || ev.is_error(),
                 );
@@ -180,10 +181,10 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
         };
         if stop {
             for (_, e) in hot.engines.drain() {
-                lock(&e).finish();
+                e.lock().finish();
             }
             for (_, e) in adopt.drain(..) {
-                lock(&e).finish();
+                e.lock().finish();
             }
             return;
         }
@@ -191,7 +192,7 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
             // Writable readiness only once a write is refused (`Engine::interest_change`).
             let interest = Interest::READABLE;
             {
-                let mut engine = lock(&cell);
+                let mut engine = cell.lock();
                 if poll
                     .registry()
                     .register(&mut engine.stream, Token(token), interest)
@@ -223,16 +224,10 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
     }
 }
 
-/// Locks an engine; a sending thread holds it only while it writes for the engine (see
-/// `Engine::send_through`).
-fn lock(engine: &Mutex<Engine>) -> MutexGuard<'_, Engine> {
-    engine.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 /// The engines of one I/O thread and what it keeps for them.
 #[derive(Default)]
 struct Engines {
-    engines: HashMap<usize, Arc<Mutex<Engine>>>,
+    engines: HashMap<usize, Arc<SharedEngine>>,
     /// When each engine that asked for it runs again: heartbeats, linger. Empty on the hot
     /// path of connections without either.
     deadlines: Deadlines,
@@ -263,8 +258,9 @@ impl Engines {
         let Some(cell) = self.engines.get(&token) else {
             return;
         };
-        let mut engine = lock(cell);
+        let mut engine = cell.lock();
         let step = engine.run(&mut self.spares);
+        cell.note(&engine);
         if step != Step::Done
             && let Some(interest) = engine.interest_change()
             && poll
@@ -303,14 +299,14 @@ impl Engines {
         let Some(ends) = self
             .engines
             .get(&token)
-            .and_then(|e| lock(e).stream.tcp_ends())
+            .and_then(|e| e.lock().stream.tcp_ends())
         else {
             return;
         };
         if let Some(partner) = self.loopback.add(token, ends) {
             for t in [token, partner] {
                 if let Some(e) = self.engines.get(&t) {
-                    lock(e).set_loopback_pair(true);
+                    e.lock().set_loopback_pair(true);
                 }
             }
         }
@@ -320,11 +316,11 @@ impl Engines {
         if let Some(partner) = self.loopback.remove(token)
             && let Some(e) = self.engines.get(&partner)
         {
-            lock(e).set_loopback_pair(false);
+            e.lock().set_loopback_pair(false);
         }
         self.deadlines.remove(token);
         if let Some(cell) = self.engines.remove(&token) {
-            let mut engine = lock(&cell);
+            let mut engine = cell.lock();
             let _ = poll.registry().deregister(&mut engine.stream);
             engine.finish();
         }

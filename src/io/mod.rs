@@ -21,6 +21,7 @@ pub(crate) mod ready;
 pub(crate) mod recv_buffers;
 pub mod send_buffers;
 pub(crate) mod session;
+pub(crate) mod shared_engine;
 pub(crate) mod signaler;
 pub(crate) mod spin_backoff;
 pub(crate) mod stream;

@@ -172,6 +172,11 @@ impl Encoder {
 
     /// Fills `out` with the pending bytes in wire order; returns how many slices it filled.
     pub fn io_slices<'a>(&'a self, out: &mut [IoSlice<'a>]) -> usize {
+        self.io_slices_within(out, usize::MAX)
+    }
+
+    /// [`Encoder::io_slices`] for at most the first `limit` pending bytes.
+    pub fn io_slices_within<'a>(&'a self, out: &mut [IoSlice<'a>], limit: usize) -> usize {
         let mut offset = 0;
         let queued = self.queue.iter().map(|chunk| match chunk {
             Chunk::Batch(n) => {
@@ -185,8 +190,14 @@ impl Encoder {
             .chain(Some(&self.batch[self.sealed..]))
             .filter(|s| !s.is_empty());
         let mut n = 0;
+        let mut left = limit;
         for (slot, chunk) in out.iter_mut().zip(chunks) {
-            *slot = IoSlice::new(chunk);
+            if left == 0 {
+                break;
+            }
+            let take = chunk.len().min(left);
+            *slot = IoSlice::new(&chunk[..take]);
+            left -= take;
             n += 1;
         }
         n
@@ -349,6 +360,25 @@ mod tests {
         let mut one = [IoSlice::new(&[])];
         assert_eq!(enc.io_slices(&mut one), 1);
         assert_eq!(one[0].len(), 13);
+    }
+
+    /// A limited fill is the same bytes as the full one, cut after `limit` of them, for every
+    /// limit: inside the batch, at a chunk's end, inside a body queued by reference, past all.
+    #[test]
+    fn slices_within_a_limit_are_a_prefix_of_the_whole() {
+        let mut enc = Encoder::with_copy_threshold(4);
+        let big = Bytes::from(vec![9u8; 300]);
+        enc.push_frame(&Bytes::from_static(b"hi"), true);
+        enc.push_frame(&big, true);
+        enc.push_frame(&Bytes::from_static(b"yo"), false);
+        let whole = concat(&enc);
+        for limit in 0..=whole.len() + 1 {
+            let mut out = [IoSlice::new(&[]); 8];
+            let n = enc.io_slices_within(&mut out, limit);
+            let got: Vec<u8> = out[..n].iter().flat_map(|s| s.to_vec()).collect();
+            assert_eq!(got, whole[..limit.min(whole.len())], "limit {limit}");
+            assert!(out[..n].iter().all(|s| !s.is_empty()), "limit {limit}");
+        }
     }
 
     #[test]
