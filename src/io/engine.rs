@@ -251,6 +251,8 @@ pub(crate) struct Engine {
     protocol_error: Option<u32>,
     /// When to poll awake for the rest of a frame (see [`MidFrameSpin`]).
     spin: MidFrameSpin,
+    /// What the wake-up slot was last told of `streaming` (see [`Engine::note_answering`]).
+    told_answering: bool,
     /// Large answers are written in two pieces (see `FIRST_PIECE`): the process is pinned to
     /// one CPU.
     pieces: bool,
@@ -299,6 +301,7 @@ impl Engine {
             heartbeat: Heartbeat::new(options, Instant::now()),
             protocol_error: None,
             spin,
+            told_answering: false,
             pieces: pinned,
             write_bytes: WRITE_BYTES,
         }
@@ -411,7 +414,9 @@ impl Engine {
         {
             return false;
         }
-        match self.pump_out() {
+        let out = self.pump_out();
+        self.note_answering();
+        match out {
             Ok(Step::Idle) if self.encoder.is_empty() => {
                 #[cfg(test)]
                 SENT_THROUGH.with(|n| n.set(n.get() + 1));
@@ -425,14 +430,27 @@ impl Engine {
         }
     }
 
-    /// A message was delivered and nothing written since: a send now would answer it (see
-    /// [`Engine::send_through`]).
-    pub(crate) fn answering(&self) -> bool {
-        self.streaming
-    }
-
     /// Moves as much data as possible both ways.
     pub(crate) fn run(&mut self, spares: &mut RecvBuffers) -> Step {
+        let step = self.run_both(spares);
+        self.note_answering();
+        step
+    }
+
+    /// Tells the pipes' wake-up slot whether a send now would answer what was delivered (a
+    /// message arrived and nothing was written since), for [`Engine::send_through`].
+    /// The slot is written only on a change, from the engine's own copy (`told_answering`), so
+    /// that a run (a PUB's engines in turn) reads no line of the slot's.
+    fn note_answering(&mut self) {
+        if self.told_answering != self.streaming
+            && let Some(pipes) = &self.pipes
+        {
+            pipes.wake.set_answering(self.streaming);
+            self.told_answering = self.streaming;
+        }
+    }
+
+    fn run_both(&mut self, spares: &mut RecvBuffers) -> Step {
         // A write from a sending thread failed (see `send_through`).
         if self.end.is_some() {
             return Step::Done;

@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -39,6 +39,8 @@ pub(crate) struct IoShared {
     waker: Waker,
     inbox: Mutex<Inbox>,
     next_token: AtomicUsize,
+    /// The thread waits in `epoll_wait` (or is about to): see [`NotifyToken::asleep`].
+    asleep: AtomicBool,
 }
 
 impl IoShared {
@@ -80,6 +82,10 @@ impl NotifyToken for IoShared {
             let _ = self.waker.wake();
         }
     }
+
+    fn asleep(&self) -> bool {
+        self.asleep.load(Ordering::Relaxed)
+    }
 }
 
 /// A running I/O thread; stops when dropped.
@@ -99,6 +105,7 @@ impl IoThread {
             waker,
             inbox: Mutex::new(Inbox::default()),
             next_token: AtomicUsize::new(0),
+            asleep: AtomicBool::new(false),
         });
         let thread_shared = Arc::clone(&shared);
         let scheduling = options.clone();
@@ -153,7 +160,15 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
         } else {
             Some(Duration::ZERO)
         };
-        if let Err(e) = poll.poll(&mut events, timeout)
+        let sleeps = timeout != Some(Duration::ZERO);
+        if sleeps {
+            shared.asleep.store(true, Ordering::Relaxed);
+        }
+        let polled = poll.poll(&mut events, timeout);
+        if sleeps {
+            shared.asleep.store(false, Ordering::Relaxed);
+        }
+        if let Err(e) = polled
             && e.kind() != io::ErrorKind::Interrupted
         {
             return;
@@ -260,7 +275,6 @@ impl Engines {
         };
         let mut engine = cell.lock();
         let step = engine.run(&mut self.spares);
-        cell.note(&engine);
         if step != Step::Done
             && let Some(interest) = engine.interest_change()
             && poll

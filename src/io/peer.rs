@@ -18,7 +18,7 @@ use ferromq_pipe::{pipe, pipe_conflate, Notify, Reader, Writer};
 use ferromq_zmtp::{Metadata, SocketType};
 
 use crate::io::peer_hwm::{Boost, PeerHwms};
-use crate::io::wake::{OutWake, WakeSlot};
+use crate::io::wake::{RoomWake, WakeSlot};
 use crate::option::{hwm, Options};
 
 /// Identifies one pipe pair for the lifetime of a context.
@@ -141,9 +141,9 @@ pub(crate) fn peer_pipes(
 ) -> (Peer, SessionPipes) {
     let wake = WakeSlot::new();
     let far: Arc<dyn Notify> = wake.clone();
-    let far_out: Arc<dyn Notify> = Arc::new(OutWake(Arc::clone(&wake)));
-    let (out, from_socket) = out_flow.pipe(far_out, Arc::clone(&socket_wake));
-    let (to_socket, inp) = in_flow.pipe(socket_wake, far);
+    let far_room: Arc<dyn Notify> = Arc::new(RoomWake(Arc::clone(&wake)));
+    let (out, from_socket) = out_flow.pipe(far, Arc::clone(&socket_wake));
+    let (to_socket, inp) = in_flow.pipe(socket_wake, far_room);
     let hwms = PeerHwms {
         out: out.hwm(),
         inp: inp.hwm(),

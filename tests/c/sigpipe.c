@@ -3,7 +3,8 @@
    away while messages are being written to it. This program keeps the default disposition
    (it resets it, in case the parent ignored SIGPIPE), connects raw peers that complete the ZMTP
    handshake as PULL and then close, while a PUSH keeps writing to them over tcp and ipc. Death
-   by SIGPIPE shows as a killed process; survival prints "ok". */
+   by SIGPIPE shows as a killed process; survival prints "ok". A ROUTER answering peers that
+   sent a request and went away checks the same for answers. */
 #define _GNU_SOURCE
 #include "testutil.h"
 
@@ -21,17 +22,21 @@ static void sleep_ms (int ms)
     nanosleep (&ts, NULL);
 }
 
-/* A raw ZMTP 3.0 NULL peer: greeting, then READY with Socket-Type PULL. */
-static int handshake_as_pull (int fd)
+/* A raw ZMTP 3.0 NULL peer: greeting, then READY with Socket-Type `type` (PULL, DEALER). */
+static int handshake_as (int fd, const char *type)
 {
     unsigned char greeting[64] = {0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0x7f, 3, 0};
     memcpy (greeting + 12, "NULL", 4);
-    static const unsigned char ready[] = {
-      0x04, 26, 5, 'R', 'E', 'A', 'D', 'Y', 11, 'S', 'o', 'c', 'k', 'e', 't',
-      '-', 'T', 'y', 'p', 'e', 0,   0,   0,   4,   'P', 'U', 'L', 'L'};
+    unsigned char ready[64] = {0x04, 0, 5, 'R', 'E', 'A', 'D', 'Y', 11, 'S', 'o', 'c', 'k',
+                               'e', 't', '-', 'T', 'y', 'p', 'e', 0, 0, 0, 0};
+    size_t type_len = strlen (type);
+    ready[23] = (unsigned char) type_len;
+    memcpy (ready + 24, type, type_len);
+    ready[1] = (unsigned char) (22 + type_len);
+    size_t ready_len = 24 + type_len;
     if (write (fd, greeting, sizeof greeting) != (ssize_t) sizeof greeting)
         return -1;
-    if (write (fd, ready, sizeof ready) != (ssize_t) sizeof ready)
+    if (write (fd, ready, ready_len) != (ssize_t) ready_len)
         return -1;
     /* Read the PUSH's greeting and READY so the connection is fully up. */
     unsigned char buf[256];
@@ -97,7 +102,7 @@ static void writer_outlives_peer (void *ctx, const char *endpoint)
         CHECK (fd >= 0);
         if (fd < 0)
             break;
-        CHECK (handshake_as_pull (fd) == 0);
+        CHECK (handshake_as (fd, "PULL") == 0);
         /* Half of the rounds the peer closes before anything is queued, half while the PUSH
            is filling its socket buffer; either way the next writes meet a dead peer. */
         if (round % 2 == 1) {
@@ -120,7 +125,7 @@ static void writer_outlives_peer (void *ctx, const char *endpoint)
         int fd = connect_raw (resolved);
         CHECK (fd >= 0);
         if (fd >= 0) {
-            CHECK (handshake_as_pull (fd) == 0);
+            CHECK (handshake_as (fd, "PULL") == 0);
             shutdown (fd, SHUT_RD);
             for (int i = 0; i < 200; i++) {
                 zmq_send (push, body, 1024, ZMQ_DONTWAIT);
@@ -141,6 +146,51 @@ static void writer_outlives_peer (void *ctx, const char *endpoint)
     zmq_close (push);
 }
 
+/* A peer that sends a request and then goes away while it is answered: the answer is the
+   write that meets the dead peer (ferromq writes an answer from the sending thread, not its
+   I/O thread, whose signals are blocked). Over ipc the peer stops reading but keeps its end
+   open, so the answer's write fails with EPIPE for certain; over tcp it closes, so a write
+   meets its reset. */
+static void answer_outlives_peer (void *ctx, const char *endpoint)
+{
+    void *router = zmq_socket (ctx, ZMQ_ROUTER);
+    int linger = 0;
+    zmq_setsockopt (router, ZMQ_LINGER, &linger, sizeof linger);
+    int timeout = 5000;
+    zmq_setsockopt (router, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
+    char resolved[256];
+    CHECK (bind_resolved (router, endpoint, resolved, sizeof resolved) == 0);
+    static const unsigned char request[] = {0x00, 5, 'h', 'e', 'l', 'l', 'o'};
+    static char reply[65536];
+    for (int round = 0; round < 8; round++) {
+        int fd = connect_raw (resolved);
+        CHECK (fd >= 0);
+        if (fd < 0)
+            break;
+        CHECK (handshake_as (fd, "DEALER") == 0);
+        CHECK (write (fd, request, sizeof request) == (ssize_t) sizeof request);
+        char id[256];
+        char body[16];
+        int id_len = zmq_recv (router, id, sizeof id, 0);
+        CHECK (id_len > 0);
+        CHECK (zmq_recv (router, body, sizeof body, 0) == 5);
+        if (strncmp (resolved, "ipc://", 6) == 0)
+            shutdown (fd, SHUT_RD);
+        else
+            close (fd);
+        /* Small and large answers, the later ones after the first has met the dead peer. */
+        for (int i = 0; i < 4 && id_len > 0; i++) {
+            zmq_send (router, id, (size_t) id_len, ZMQ_SNDMORE | ZMQ_DONTWAIT);
+            zmq_send (router, reply, i % 2 ? sizeof reply : 16, ZMQ_DONTWAIT);
+            sleep_ms (2);
+        }
+        if (strncmp (resolved, "ipc://", 6) == 0)
+            close (fd);
+        sleep_ms (10);
+    }
+    zmq_close (router);
+}
+
 int main (void)
 {
     signal (SIGPIPE, SIG_DFL);
@@ -149,6 +199,8 @@ int main (void)
     char ipc[128];
     snprintf (ipc, sizeof ipc, "ipc:///tmp/ferromq-sigpipe-%d.ipc", (int) getpid ());
     writer_outlives_peer (ctx, ipc);
+    answer_outlives_peer (ctx, "tcp://127.0.0.1:*");
+    answer_outlives_peer (ctx, ipc);
     zmq_ctx_term (ctx);
     return report ();
 }

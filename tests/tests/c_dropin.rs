@@ -3,7 +3,8 @@
 //! dev-dependency), and both builds must print "ok". Every program failed against ferromq
 //! before the fix it checks.
 //!
-//! - `sigpipe.c`: raw peers that disconnect mid-stream never raise SIGPIPE (default
+//! - `sigpipe.c`: raw peers that disconnect mid-stream, or while their request is answered
+//!   (an answer ferromq writes from the calling thread), never raise SIGPIPE (default
 //!   disposition);
 //! - `subscribe.c`: connect, subscribe, sleep, publish once, receive (tcp, ipc, inproc), and
 //!   an XPUB blocked in recv sees the subscription;
