@@ -985,6 +985,34 @@ mod tests {
         ]
     }
 
+    /// A REQ connected to a REP bound at `endpoint` that a thread of its own echoes `rounds`
+    /// requests on (both with linger 0 and a 10 s receive timeout).
+    fn req_to_echo(
+        ctx: &Context,
+        endpoint: &str,
+        rounds: usize,
+    ) -> (
+        crate::Socket,
+        std::thread::JoinHandle<Result<(), crate::Error>>,
+    ) {
+        let mut rep = ctx.socket(SocketType::Rep).unwrap();
+        let mut req = ctx.socket(SocketType::Req).unwrap();
+        for s in [&mut rep, &mut req] {
+            s.set_linger(0).unwrap();
+            s.set_rcvtimeo(10_000).unwrap();
+        }
+        rep.bind(endpoint).unwrap();
+        req.connect(&rep.last_endpoint().unwrap()).unwrap();
+        let echo = std::thread::spawn(move || {
+            for _ in 0..rounds {
+                let msg = rep.recv(RecvFlags::empty())?;
+                rep.send(msg, SendFlags::empty())?;
+            }
+            Ok(())
+        });
+        (req, echo)
+    }
+
     /// In request-reply the sending thread writes its request itself (one wake-up less per
     /// hop); a one-way stream never does, so its sends still batch on the I/O thread.
     #[test]
@@ -993,21 +1021,7 @@ mod tests {
         let through = || SENT_THROUGH.with(std::cell::Cell::get);
         let ctx = Context::new();
         for endpoint in endpoints() {
-            let mut rep = ctx.socket(SocketType::Rep).unwrap();
-            let mut req = ctx.socket(SocketType::Req).unwrap();
-            for s in [&mut rep, &mut req] {
-                s.set_linger(0).unwrap();
-                s.set_rcvtimeo(10_000).unwrap();
-            }
-            rep.bind(&endpoint).unwrap();
-            req.connect(&rep.last_endpoint().unwrap()).unwrap();
-            let echo = std::thread::spawn(move || {
-                for _ in 0..ROUND_TRIPS {
-                    let msg = rep.recv(RecvFlags::empty())?;
-                    rep.send(msg, SendFlags::empty())?;
-                }
-                Ok::<_, crate::Error>(())
-            });
+            let (mut req, echo) = req_to_echo(&ctx, &endpoint, ROUND_TRIPS);
             let before = through();
             for i in 0..ROUND_TRIPS {
                 req.send(vec![i as u8; 100], SendFlags::empty()).unwrap();
@@ -1067,21 +1081,7 @@ mod tests {
             let before = super::FIRST_PIECES.load(Ordering::Relaxed);
             let ctx = Context::new();
             for endpoint in endpoints() {
-                let mut rep = ctx.socket(SocketType::Rep).unwrap();
-                let mut req = ctx.socket(SocketType::Req).unwrap();
-                for s in [&mut rep, &mut req] {
-                    s.set_linger(0).unwrap();
-                    s.set_rcvtimeo(10_000).unwrap();
-                }
-                rep.bind(&endpoint).unwrap();
-                req.connect(&rep.last_endpoint().unwrap()).unwrap();
-                let echo = std::thread::spawn(move || {
-                    for _ in 0..40 {
-                        let msg = rep.recv(RecvFlags::empty())?;
-                        rep.send(msg, SendFlags::empty())?;
-                    }
-                    Ok::<_, crate::Error>(())
-                });
+                let (mut req, echo) = req_to_echo(&ctx, &endpoint, 40);
                 for i in 0..40 {
                     let size = if i % 2 == 0 {
                         256 * 1024
