@@ -106,6 +106,70 @@ fn router_gives_each_of_100_active_peers_its_share() {
     assert_fair_shares(&received, per_peer);
 }
 
+/// A ROUTER on a thread of its own answers 100 DEALERs over tcp and over ipc, in rounds: each
+/// request gets its own answer, in order, and nothing else. Answers (and the requests after
+/// them) are written by the sending thread wherever the connection's I/O thread sleeps
+/// (`Engine::send_through`), and every fifth round's are 96 KiB, past what a Unix socket's
+/// buffer takes at once from several peers, so some writes end part way and the I/O thread
+/// finishes them.
+#[test]
+fn router_answers_each_of_100_tcp_and_ipc_peers_in_order() {
+    const ROUNDS: usize = 20;
+    let body = |i: usize, round: usize| {
+        let mut b = format!("{i}:{round}:").into_bytes();
+        if round % 5 == 4 {
+            b.resize(96 * 1024, (i + round) as u8);
+        }
+        b
+    };
+    let ipc = std::env::temp_dir().join(format!("ferromq-many-answers-{}.ipc", std::process::id()));
+    for ep in [
+        "tcp://127.0.0.1:*".to_owned(),
+        format!("ipc://{}", ipc.display()),
+    ] {
+        let ctx = Context::new();
+        let mut router = socket(&ctx, SocketType::Router);
+        router.bind(&ep).unwrap();
+        let ep = router.last_endpoint().unwrap();
+        let server = std::thread::spawn(move || -> Result<(), Error> {
+            for _ in 0..PEERS * ROUNDS {
+                let parts = router.recv_multipart(RecvFlags::empty())?;
+                let mut answer = b"re ".to_vec();
+                answer.extend_from_slice(&parts[1]);
+                router.send_multipart([parts[0].clone(), answer.into()], SendFlags::empty())?;
+            }
+            Ok(())
+        });
+        let mut dealers: Vec<Socket> = (0..PEERS)
+            .map(|_| {
+                let mut d = socket(&ctx, SocketType::Dealer);
+                d.connect(&ep).unwrap();
+                d
+            })
+            .collect();
+        for round in 0..ROUNDS {
+            for (i, d) in dealers.iter_mut().enumerate() {
+                d.send(body(i, round), SendFlags::empty()).unwrap();
+            }
+            for (i, d) in dealers.iter_mut().enumerate() {
+                let answer = d
+                    .recv(RecvFlags::empty())
+                    .unwrap_or_else(|e| panic!("{ep}: peer {i} round {round}: {e}"));
+                let mut expected = b"re ".to_vec();
+                expected.extend_from_slice(&body(i, round));
+                assert!(
+                    answer.data == expected[..],
+                    "{ep}: peer {i} round {round}: wrong answer"
+                );
+            }
+        }
+        server.join().unwrap().unwrap();
+        for d in &mut dealers {
+            assert!(matches!(d.recv(RecvFlags::DONTWAIT), Err(Error::Again)));
+        }
+    }
+}
+
 #[test]
 fn xpub_sees_every_subscription_and_cancel_from_100_peers() {
     let ctx = Context::new();
