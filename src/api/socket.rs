@@ -26,8 +26,10 @@ use crate::connect::listener::{
 };
 use crate::error::{Error, Result};
 use crate::io::activity::ActivityGuard;
+use crate::io::lend::{Borrowed, BorrowedRead, Lendable, Lenders};
 use crate::io::monitor::{EventSink, MonitorHub, EVENT_BIND_FAILED, EVENT_CLOSED, EVENT_LISTENING};
 use crate::io::peer::{socket_pipes, PipeId};
+use crate::io::recv_buffers::RecvBuffers;
 use crate::io::send_buffers::SendBuffers;
 use crate::io::session::SessionCtl;
 use crate::io::signaler::{Signaler, Watch};
@@ -111,6 +113,10 @@ pub struct Socket {
     binds: Vec<BindRecord>,
     connects: Vec<ConnectRecord>,
     monitor: Arc<MonitorHub>,
+    /// The socket's tcp and ipc connections, for a receive that borrows its lone one.
+    lenders: Arc<Lenders>,
+    /// Read buffers for what such a receive reads.
+    lend_spares: RecvBuffers,
     _active: ActivityGuard,
 }
 
@@ -208,6 +214,8 @@ impl Socket {
             connects: Vec::new(),
             monitor: MonitorHub::new(),
             send_buffers: SendBuffers::default(),
+            lenders: Lenders::new(),
+            lend_spares: RecvBuffers::default(),
             _active: active,
         })
     }
@@ -237,6 +245,7 @@ impl Socket {
                 options: self.options.clone(),
                 monitor: Arc::clone(&self.monitor),
                 zap: self.ctx.zap(),
+                lenders: Arc::clone(&self.lenders),
             },
             handle,
         ))
@@ -749,6 +758,12 @@ impl Socket {
         // count read before the last look (one counted after it changes it).
         let mut awake: Option<(Watch, Instant)> = None;
         let mut seen = 0;
+        // Whether this receive waits for an answer (the socket sent since it last waited),
+        // as of its first wait, and the connection it borrowed for that (`io/lend.rs`),
+        // given back when it returns. Tried again after each wake-up: the connection may
+        // have been made, or freed by its I/O thread, meanwhile.
+        let mut answer = None;
+        let mut borrowed: Option<Borrowed> = None;
         loop {
             if self.ctx.is_terminated() {
                 return Err(Error::Term);
@@ -778,6 +793,7 @@ impl Socket {
             let rcvtimeo = self.options.rcvtimeo;
             let patience = patience.get_or_insert_with(|| Patience::new(dontwait, rcvtimeo));
             let deadline = patience.deadline()?;
+            let answer = *answer.get_or_insert(self.sent_last);
             if let Some((_, until)) = &awake {
                 if self.signal.wait_awake(seen, *until) {
                     seen = self.signal.seen();
@@ -796,8 +812,41 @@ impl Socket {
                 awake = Some((watch, deadline.map_or(until, |d| d.min(until))));
                 continue;
             }
-            self.wait(deadline)?;
+            if answer && borrowed.is_none() {
+                borrowed = self.lenders.lone().and_then(Lendable::lend);
+            }
+            match &borrowed {
+                Some(connection) => {
+                    if self.wait_borrowed(deadline, connection)? == BorrowedRead::Taken {
+                        borrowed = None;
+                    }
+                }
+                None => self.wait(deadline)?,
+            }
         }
+    }
+
+    /// [`Socket::wait`] with a borrowed connection: a wake-up, or the connection's stream
+    /// readable, which is then read into the socket's inbound pipe from this thread.
+    fn wait_borrowed(
+        &mut self,
+        until: Option<Instant>,
+        connection: &Borrowed,
+    ) -> Result<BorrowedRead> {
+        if until.is_some_and(|d| d <= Instant::now()) {
+            return Err(Error::Again);
+        }
+        let (flag, stream) = self.signal.wait_with(connection.fd(), until)?;
+        if flag {
+            self.signal.drain();
+        }
+        if stream {
+            return Ok(connection.read(&self.signal, &mut self.lend_spares));
+        }
+        if !flag {
+            return Err(Error::Again);
+        }
+        Ok(BorrowedRead::Read)
     }
 
     /// Notes a send for [`Socket::reply_due`], storing only when the mark changes: a socket

@@ -15,6 +15,7 @@ use crate::connect::zap::ZapAsker;
 use crate::error::Error;
 use crate::io::activity::Activity;
 use crate::io::engine::{Engine, EngineExit};
+use crate::io::lend::Lenders;
 use crate::io::monitor::{
     MonitorHub, EVENT_DISCONNECTED, EVENT_HANDSHAKE_FAILED_AUTH, EVENT_HANDSHAKE_FAILED_NO_DETAIL,
     EVENT_HANDSHAKE_FAILED_PROTOCOL, EVENT_HANDSHAKE_SUCCEEDED,
@@ -38,6 +39,8 @@ pub(crate) struct SocketLink {
     pub monitor: Arc<MonitorHub>,
     /// The context's ZAP handler, which a security handshake asks.
     pub zap: Arc<dyn ZapAsker>,
+    /// The socket's connections, for a receive that borrows its lone one (`io/lend.rs`).
+    pub lenders: Arc<Lenders>,
 }
 
 impl SocketLink {
@@ -433,7 +436,9 @@ pub(crate) async fn run_engine(
         // ZMTP 2.0 has no commands: a PING would reach the peer's application as a message.
         engine.set_no_commands();
     }
-    link.io.pick().adopt(engine);
+    // A STREAM socket's connections stay with their I/O thread.
+    let lenders = (!raw).then(|| Arc::clone(&link.lenders));
+    link.io.pick().adopt(engine, lenders);
     let mut exit = rx.await.ok()?;
     if notify && matches!(exit.end, crate::io::engine::EngineEnd::Disconnected(_)) {
         crate::io::raw::notify(&mut exit.pipes);

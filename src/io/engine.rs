@@ -9,6 +9,7 @@
 //! here: PING is answered with PONG, everything else is ignored as libzmq does.
 
 use std::io::{self, IoSlice, Write};
+use std::os::fd::RawFd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -192,6 +193,19 @@ pub(crate) struct EngineExit {
     pub protocol_error: Option<u32>,
 }
 
+/// What a borrower's read of a lent stream came to (`Engine::read_lent`).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum LentRead {
+    /// Read what there was (maybe nothing).
+    Read,
+    /// Read, and something waits to be written (a PONG): the I/O thread must run the engine.
+    MustWrite,
+    /// The connection ended (the error is kept for the I/O thread, which must finish it).
+    Ended,
+    /// The I/O thread took the stream back, or the engine finished.
+    NotLent,
+}
+
 /// What the I/O thread should do after a run.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Step {
@@ -259,6 +273,8 @@ pub(crate) struct Engine {
     /// Most bytes pending in the encoder before it writes: `WRITE_BYTES`, or
     /// `SHARED_WRITE_BYTES` while the connection's other end runs on this I/O thread.
     write_bytes: usize,
+    /// The stream is lent to a receiving thread: not registered with the I/O thread's epoll.
+    lent: bool,
 }
 
 impl Engine {
@@ -304,7 +320,79 @@ impl Engine {
             told_answering: false,
             pieces: pinned,
             write_bytes: WRITE_BYTES,
+            lent: false,
         }
+    }
+
+    /// Lends the stream to a thread waiting for an answer (`lend.rs`): takes it out of the
+    /// I/O thread's epoll and returns its fd, for the borrower to wait on. Only an engine
+    /// with nothing in flight: no output waiting for the kernel (its writable readiness
+    /// stays the I/O thread's), no frame held back by RCVHWM, not ending.
+    pub(crate) fn lend(&mut self, registry: &mio::Registry) -> Option<RawFd> {
+        if self.lent
+            || self.pipes.is_none()
+            || self.end.is_some()
+            || self.ctl.is_stopped()
+            || self.stalled.is_some()
+            || self.pollout
+            || !self.encoder.is_empty()
+        {
+            return None;
+        }
+        registry.deregister(&mut self.stream).ok()?;
+        self.lent = true;
+        Some(self.stream.raw_fd())
+    }
+
+    /// Reads for the borrower of the stream once it is readable, as a run's inbound half.
+    pub(crate) fn read_lent(&mut self, spares: &mut RecvBuffers) -> LentRead {
+        if !self.lent || self.pipes.is_none() {
+            return LentRead::NotLent;
+        }
+        if self.end.is_some() {
+            return LentRead::Ended;
+        }
+        self.readable = true;
+        let read = self.pump_in(spares);
+        self.note_answering();
+        match read {
+            Err(e) => {
+                self.end = Some(EngineEnd::Disconnected(e));
+                LentRead::Ended
+            }
+            Ok(_) if !self.encoder.is_empty() => LentRead::MustWrite,
+            Ok(_) => LentRead::Read,
+        }
+    }
+
+    /// The borrower gives the stream back: registered again with the I/O thread's epoll,
+    /// which, edge-triggered, reports at once what came meanwhile. True when the I/O thread
+    /// must run the engine (it ended, or could not be registered again).
+    pub(crate) fn give_back(&mut self, registry: &mio::Registry, token: usize) -> bool {
+        if !std::mem::take(&mut self.lent) || self.pipes.is_none() {
+            return false;
+        }
+        if self.end.is_some() {
+            return true;
+        }
+        let interest = if self.pollout {
+            mio::Interest::READABLE | mio::Interest::WRITABLE
+        } else {
+            mio::Interest::READABLE
+        };
+        match registry.register(&mut self.stream, mio::Token(token), interest) {
+            Ok(()) => false,
+            Err(e) => {
+                self.end = Some(EngineEnd::Disconnected(Error::from(e)));
+                true
+            }
+        }
+    }
+
+    /// The I/O thread takes a lent stream back, to register it itself (its run needs
+    /// writable readiness); true when it was lent.
+    pub(crate) fn reclaim(&mut self) -> bool {
+        std::mem::take(&mut self.lent)
     }
 
     /// Sends subscriptions as ZMTP 3.1 commands: for a SUB socket whose peer announced

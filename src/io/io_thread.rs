@@ -18,6 +18,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 
 use crate::io::deadlines::Deadlines;
 use crate::io::engine::{Engine, Step};
+use crate::io::lend::{Lender, Lenders};
 use crate::io::loopback_pairs::LoopbackPairs;
 use crate::io::recv_buffers::RecvBuffers;
 use crate::io::shared_engine::SharedEngine;
@@ -29,9 +30,13 @@ const WAKER: Token = Token(usize::MAX);
 #[derive(Debug, Default)]
 struct Inbox {
     ready: Vec<usize>,
-    adopt: Vec<(usize, Arc<SharedEngine>)>,
+    adopt: Vec<Adopted>,
     stop: bool,
 }
+
+/// An engine handed to the thread, its token, and its socket's connections, which it joins
+/// once registered (see `lend.rs`).
+type Adopted = (usize, Arc<SharedEngine>, Option<Arc<Lenders>>);
 
 /// The part of an I/O thread other threads talk to.
 #[derive(Debug)]
@@ -41,11 +46,14 @@ pub(crate) struct IoShared {
     next_token: AtomicUsize,
     /// The thread waits in `epoll_wait` (or is about to): see [`NotifyToken::asleep`].
     asleep: AtomicBool,
+    /// The thread's epoll, for a receive that borrows one of its streams (`lend.rs`).
+    registry: mio::Registry,
 }
 
 impl IoShared {
-    /// Hands an established connection to this thread.
-    pub(crate) fn adopt(self: &Arc<Self>, engine: Engine) {
+    /// Hands an established connection to this thread; with `lenders`, a receive on its
+    /// socket may borrow it while it is the socket's only one (`lend.rs`).
+    pub(crate) fn adopt(self: &Arc<Self>, engine: Engine, lenders: Option<Arc<Lenders>>) {
         let token = self.next_token.fetch_add(1, Ordering::Relaxed);
         let wake = engine.pipes().map(|pipes| Arc::clone(&pipes.wake));
         let engine = Arc::new(SharedEngine::new(engine));
@@ -54,7 +62,7 @@ impl IoShared {
             wake.install_token(Arc::clone(self) as _, token, Some(through));
         }
         if let Ok(mut inbox) = self.inbox.lock() {
-            inbox.adopt.push((token, engine));
+            inbox.adopt.push((token, engine, lenders));
         }
         let _ = self.waker.wake();
     }
@@ -88,6 +96,13 @@ impl NotifyToken for IoShared {
     }
 }
 
+impl Lender for IoShared {
+    /// The thread's epoll registrations, which a borrowed stream leaves and rejoins.
+    fn registry(&self) -> &mio::Registry {
+        &self.registry
+    }
+}
+
 /// A running I/O thread; stops when dropped.
 #[derive(Debug)]
 pub(crate) struct IoThread {
@@ -101,8 +116,10 @@ impl IoThread {
     pub(crate) fn spawn(index: usize, options: &ThreadOptions) -> io::Result<IoThread> {
         let poll = Poll::new()?;
         let waker = Waker::new(poll.registry(), WAKER)?;
+        let registry = poll.registry().try_clone()?;
         let shared = Arc::new(IoShared {
             waker,
+            registry,
             inbox: Mutex::new(Inbox::default()),
             next_token: AtomicUsize::new(0),
             asleep: AtomicBool::new(false),
@@ -195,15 +212,16 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
             Err(_) => true,
         };
         if stop {
-            for (_, e) in hot.engines.drain() {
-                e.lock().finish();
+            let tokens: Vec<usize> = hot.engines.keys().copied().collect();
+            for token in tokens {
+                hot.finish(&poll, token);
             }
-            for (_, e) in adopt.drain(..) {
+            for (_, e, _) in adopt.drain(..) {
                 e.lock().finish();
             }
             return;
         }
-        for (token, cell) in adopt.drain(..) {
+        for (token, cell, lenders) in adopt.drain(..) {
             // Writable readiness only once a write is refused (`Engine::interest_change`).
             let interest = Interest::READABLE;
             {
@@ -217,6 +235,11 @@ fn run(mut poll: Poll, shared: &Arc<IoShared>) {
                     engine.finish();
                     continue;
                 }
+            }
+            if let Some(lenders) = lenders {
+                lenders.add(&cell, Arc::clone(shared) as _, token);
+                hot.lenders
+                    .insert(token, (lenders, Arc::clone(shared) as _));
             }
             hot.engines.insert(token, cell);
             hot.pair(token);
@@ -253,6 +276,8 @@ struct Engines {
     spares: RecvBuffers,
     /// The tcp engines by their addresses, to find a connection's two ends.
     loopback: LoopbackPairs,
+    /// The engines filed with their sockets' connections, to remove when they finish.
+    lenders: HashMap<usize, (Arc<Lenders>, Arc<dyn Lender>)>,
 }
 
 impl Engines {
@@ -277,10 +302,16 @@ impl Engines {
         let step = engine.run(&mut self.spares);
         if step != Step::Done
             && let Some(interest) = engine.interest_change()
-            && poll
-                .registry()
-                .reregister(&mut engine.stream, Token(token), interest)
-                .is_err()
+            && {
+                // A stream lent to a receive (`lend.rs`) is not registered: taken back here.
+                let registry = poll.registry();
+                let registered = if engine.reclaim() {
+                    registry.register(&mut engine.stream, Token(token), interest)
+                } else {
+                    registry.reregister(&mut engine.stream, Token(token), interest)
+                };
+                registered.is_err()
+            }
         {
             // Unregistered, it would never hear from its stream again: end it as a broken
             // connection, so a connecting socket reconnects.
@@ -333,6 +364,9 @@ impl Engines {
             e.lock().set_loopback_pair(false);
         }
         self.deadlines.remove(token);
+        if let Some((lenders, io)) = self.lenders.remove(&token) {
+            lenders.remove(&io, token);
+        }
         if let Some(cell) = self.engines.remove(&token) {
             let mut engine = cell.lock();
             let _ = poll.registry().deregister(&mut engine.stream);

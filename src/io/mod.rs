@@ -11,6 +11,7 @@ pub(crate) mod frame_limit;
 pub(crate) mod framing;
 pub(crate) mod heartbeat;
 pub(crate) mod io_thread;
+pub(crate) mod lend;
 pub(crate) mod loopback_pairs;
 pub mod monitor;
 pub(crate) mod peer;

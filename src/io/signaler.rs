@@ -15,7 +15,7 @@
 //! [`Signaler::unwatch`], so the look that follows `unwatch` sees its state change; and the
 //! socket's thread is inside a call then, after which a ZMQ_FD user reads ZMQ_EVENTS anyway.
 
-use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -112,20 +112,27 @@ impl Signaler {
     /// A signal delivered meanwhile ends the wait with `EINTR`, as libzmq's blocking calls
     /// do, so SIGALRM or Ctrl-C can stop a C or Python program blocked in a receive.
     pub(crate) fn wait(&self, deadline: Option<Instant>) -> Result<bool> {
-        let timeout = match deadline {
-            None => None,
-            Some(d) => {
-                let left = d.saturating_duration_since(Instant::now());
-                Some(duration_to_timespec(left))
-            }
-        };
         let fd = self.fd.as_fd();
         let mut fds = [PollFd::new(&fd, PollFlags::IN)];
-        match poll(&mut fds, timeout.as_ref()) {
-            Ok(0) => Ok(false),
-            Ok(_) => Ok(true),
-            Err(e) => Err(Error::from_errno(e.raw_os_error())),
-        }
+        Ok(poll_until(&mut fds, deadline)? > 0)
+    }
+
+    /// [`Signaler::wait`], also ending when `stream` is readable (or closed, or in error):
+    /// a receive that borrowed its connection (`lend.rs`) waits on both. Returns whether
+    /// (the flag, the stream) became ready.
+    pub(crate) fn wait_with(
+        &self,
+        stream: BorrowedFd<'_>,
+        deadline: Option<Instant>,
+    ) -> Result<(bool, bool)> {
+        let fd = self.fd.as_fd();
+        let mut fds = [
+            PollFd::new(&fd, PollFlags::IN),
+            PollFd::new(&stream, PollFlags::IN),
+        ];
+        poll_until(&mut fds, deadline)?;
+        let [flag, stream] = fds.map(|f| !f.revents().is_empty());
+        Ok((flag, stream))
     }
 }
 
@@ -164,6 +171,14 @@ impl Notify for Signaler {
         let _ = rustix::io::write(&self.fd, &1u64.to_ne_bytes());
         self.written.fetch_add(1, Ordering::Release);
     }
+}
+
+/// `poll(2)` until `deadline` (`None`: for ever); the number of fds ready. EINTR is an error,
+/// as in libzmq's blocking calls.
+fn poll_until(fds: &mut [PollFd<'_>], deadline: Option<Instant>) -> Result<usize> {
+    let timeout =
+        deadline.map(|d| duration_to_timespec(d.saturating_duration_since(Instant::now())));
+    poll(fds, timeout.as_ref()).map_err(|e| Error::from_errno(e.raw_os_error()))
 }
 
 fn duration_to_timespec(d: Duration) -> rustix::event::Timespec {

@@ -100,6 +100,14 @@ impl Stream {
         filled.map(|(init, _)| init.len()).map_err(io::Error::from)
     }
 
+    /// The stream's fd, for a thread that waits on it in `poll(2)` (see `lend.rs`).
+    pub(crate) fn raw_fd(&self) -> std::os::fd::RawFd {
+        match self {
+            Stream::Tcp(s) => std::os::fd::AsRawFd::as_raw_fd(s),
+            Stream::Unix(s) => std::os::fd::AsRawFd::as_raw_fd(s),
+        }
+    }
+
     /// A tcp stream's (local, peer) addresses; `None` for ipc, or if either is unknown.
     pub(crate) fn tcp_ends(&self) -> Option<crate::io::loopback_pairs::Ends> {
         match self {

@@ -1,0 +1,397 @@
+//! A connection lent to the thread that waits for its answer: the receiving side of
+//! `Engine::send_through`.
+//!
+//! A message through an I/O thread wakes two threads on its way in: the I/O thread, woken by
+//! the kernel, reads and decodes it and writes the socket's eventfd; the application, woken
+//! by that, takes it from the pipe. A thread blocked on a raw socket pays one. On the 2-vCPU
+//! VM each wake-up was worth about 7 us of a 30 us one-way latency (issue 18).
+//!
+//! So a blocking receive that waits for an answer (the socket sent since it last received)
+//! on a socket with one tcp or ipc connection borrows that connection from its I/O thread:
+//!
+//! ```text
+//!   lend:       engine lock; deregister the stream from the I/O thread's epoll; lent = true
+//!   wait:       poll(2) on [socket's eventfd, stream]
+//!   readable:   engine lock; read and decode into the inbound pipe, as the I/O
+//!               thread would; look at the socket again
+//!   give back:  engine lock; register the stream again (edge-triggered: readiness that came
+//!               meanwhile is reported at once); lent = false
+//! ```
+//!
+//! Everything else stays the I/O thread's: writes (bar `send_through`), heartbeats, the
+//! inbound pipe's room wake-up and the connection's end. While lent, the I/O thread may still
+//! run the engine (a token wake-up, a deadline). If that run needs writable readiness, it
+//! registers the stream itself and takes the connection back (`Engine::reclaim`); the
+//! borrower sees that at its next read and goes back to waiting on the eventfd alone. Either
+//! thread reads only under the engine's lock, so no byte is read twice or lost: what the
+//! borrower does not read is reported to the I/O thread when the stream is registered again.
+//!
+//! The borrower waits for the engine's lock (to lend, read and give back) rather than trying
+//! it: an I/O thread running the engine (writing the request just sent, say) holds it for
+//! one run, and a borrower that gave up then slept through the answer on the eventfd alone.
+//! No cycle: the borrower holds nothing else meanwhile (not the socket's core, not a wake-up
+//! slot), and what the I/O thread takes while it runs an engine (a wake-up slot, the socket's
+//! ready list, its eventfd) is never held across a wait for an engine.
+
+use std::os::fd::{BorrowedFd, RawFd};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use crate::io::engine::LentRead;
+use crate::io::recv_buffers::RecvBuffers;
+use crate::io::shared_engine::SharedEngine;
+use crate::io::signaler::{Signaler, Watch};
+use crate::io::wake::NotifyToken;
+
+/// The I/O thread an engine runs on, as a borrower needs it: its epoll, and its wake-up for
+/// an engine that must run.
+pub(crate) trait Lender: NotifyToken {
+    fn registry(&self) -> &mio::Registry;
+}
+
+/// One socket's connections running on I/O threads, so that a receive can find its lone
+/// connection. An I/O thread files an engine once it has registered its stream, and removes
+/// it when the engine finishes.
+#[derive(Debug, Default)]
+pub(crate) struct Lenders {
+    engines: Mutex<Vec<Lendable>>,
+}
+
+/// An engine as a receive may borrow it.
+#[derive(Clone)]
+pub(crate) struct Lendable {
+    /// Weak: whether it still runs is its I/O thread's business.
+    engine: Weak<SharedEngine>,
+    io: Arc<dyn Lender>,
+    token: usize,
+}
+
+impl std::fmt::Debug for Lendable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lendable")
+            .field("token", &self.token)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Lenders {
+    pub(crate) fn new() -> Arc<Lenders> {
+        Arc::new(Lenders::default())
+    }
+
+    /// Files engine `token` of the I/O thread `io` once that thread has registered its
+    /// stream.
+    pub(crate) fn add(&self, engine: &Arc<SharedEngine>, io: Arc<dyn Lender>, token: usize) {
+        self.list().push(Lendable {
+            engine: Arc::downgrade(engine),
+            io,
+            token,
+        });
+    }
+
+    /// Removes engine `token` of the I/O thread `io` when it finishes.
+    pub(crate) fn remove(&self, io: &Arc<dyn Lender>, token: usize) {
+        self.list()
+            .retain(|l| !(l.token == token && Arc::ptr_eq(&l.io, io)));
+    }
+
+    /// The socket's connection when it has exactly one.
+    pub(crate) fn lone(&self) -> Option<Lendable> {
+        match self.list().as_slice() {
+            [one] => Some(one.clone()),
+            _ => None,
+        }
+    }
+
+    fn list(&self) -> std::sync::MutexGuard<'_, Vec<Lendable>> {
+        self.engines.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Lendable {
+    /// Borrows the connection when its engine is free and can be lent (see
+    /// `Engine::lend`); `None` otherwise, and the receive waits as before.
+    pub(crate) fn lend(self) -> Option<Borrowed> {
+        let engine = self.engine.upgrade()?;
+        let fd = engine.lock().lend(self.io.registry())?;
+        #[cfg(test)]
+        BORROWS.with(|n| n.set(n.get() + 1));
+        Some(Borrowed {
+            engine,
+            io: self.io,
+            token: self.token,
+            fd,
+        })
+    }
+}
+
+/// A borrowed connection; given back when dropped, however the receive ends.
+pub(crate) struct Borrowed {
+    engine: Arc<SharedEngine>,
+    io: Arc<dyn Lender>,
+    token: usize,
+    fd: RawFd,
+}
+
+impl std::fmt::Debug for Borrowed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Borrowed")
+            .field("fd", &self.fd)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a read of a borrowed connection came to.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum BorrowedRead {
+    /// Read what there was (maybe nothing); the borrower looks at the socket and waits again.
+    Read,
+    /// The I/O thread has the connection again (or is running it right now): wait on the
+    /// socket's eventfd alone.
+    Taken,
+}
+
+impl Borrowed {
+    /// The stream's fd, to wait on beside the socket's eventfd.
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
+        // SAFETY: `self.fd` is the stream of `self.engine`, which `self` keeps alive: the
+        // stream is closed only when the engine is dropped, and the fd is not reused before.
+        unsafe { BorrowedFd::borrow_raw(self.fd) }
+    }
+
+    /// Reads what the stream holds into the socket's inbound pipe, after `poll(2)` said it is
+    /// readable. The socket's eventfd is watched meanwhile, so the pipe's wake-up is counted
+    /// rather than written (the caller looks at the socket next anyway).
+    pub(crate) fn read(&self, signal: &Arc<Signaler>, spares: &mut RecvBuffers) -> BorrowedRead {
+        let mut engine = self.engine.lock();
+        let (watch, _) = Watch::start(signal);
+        let read = engine.read_lent(spares);
+        drop(watch);
+        drop(engine);
+        #[cfg(test)]
+        if matches!(read, LentRead::Read | LentRead::MustWrite) {
+            BORROWED_READS.with(|n| n.set(n.get() + 1));
+        }
+        match read {
+            LentRead::Read => BorrowedRead::Read,
+            // A PONG: the I/O thread writes it, and the stream stays lent unless that write
+            // is refused (then that thread takes it back: `Engine::reclaim`).
+            LentRead::MustWrite => {
+                self.io.notify_token(self.token);
+                BorrowedRead::Read
+            }
+            // The I/O thread finishes the engine, once given back.
+            LentRead::Ended | LentRead::NotLent => BorrowedRead::Taken,
+        }
+    }
+}
+
+impl Drop for Borrowed {
+    fn drop(&mut self) {
+        let wake = self.engine.lock().give_back(self.io.registry(), self.token);
+        if wake {
+            self.io.notify_token(self.token);
+        }
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Connections this thread borrowed (`Lendable::lend`).
+    static BORROWS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Reads this thread made as a borrower (`Borrowed::read`).
+    static BORROWED_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::{BORROWED_READS, BORROWS};
+    use crate::{poll, Context, Error, PollItem, RecvFlags, SendFlags, SocketType, POLLIN};
+
+    fn borrows() -> usize {
+        BORROWS.with(std::cell::Cell::get)
+    }
+
+    fn borrowed_reads() -> usize {
+        BORROWED_READS.with(std::cell::Cell::get)
+    }
+
+    fn endpoints() -> [String; 2] {
+        let ipc = std::env::temp_dir().join(format!(
+            "ferromq-lend-{}-{:x}.sock",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        [
+            "tcp://127.0.0.1:*".to_owned(),
+            format!("ipc://{}", ipc.display()),
+        ]
+    }
+
+    /// A body of `len` bytes that differs per round, to tell answers apart.
+    fn body(round: usize, len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i * 7 + round) as u8).collect()
+    }
+
+    /// Bodies of up to 300 KiB, more than a Unix socket's buffer holds: such an answer comes
+    /// in several reads, some of them the I/O thread's (when the borrower gives back).
+    const SIZES: [usize; 4] = [100, 96 * 1024, 300 * 1024, 1];
+
+    /// A REQ waiting for its answer reads it from the connection itself, and every answer
+    /// arrives whole and in order; a REQ with two connections never borrows.
+    #[test]
+    fn answers_are_read_by_the_waiting_thread_from_a_lone_connection_only() {
+        let ctx = Context::new();
+        let mut echoes = Vec::new();
+        for endpoint in endpoints() {
+            for repliers in [1, 2] {
+                let mut req = ctx.socket(SocketType::Req).unwrap();
+                req.set_linger(0).unwrap();
+                req.set_rcvtimeo(10_000).unwrap();
+                for n in 0..repliers {
+                    let mut rep = ctx.socket(SocketType::Rep).unwrap();
+                    rep.set_linger(0).unwrap();
+                    let at = endpoint.replace(".sock", &format!("-{n}.sock"));
+                    rep.bind(&at).unwrap();
+                    req.connect(&rep.last_endpoint().unwrap()).unwrap();
+                    echoes.push(std::thread::spawn(move || loop {
+                        match rep.recv(RecvFlags::empty()) {
+                            Ok(msg) => rep.send(msg, SendFlags::empty()).unwrap(),
+                            Err(_) => return,
+                        }
+                    }));
+                }
+                // Answers from every replier first: all connections are made.
+                for round in 0..2 * repliers {
+                    req.send(body(round, 10), SendFlags::empty()).unwrap();
+                    req.recv(RecvFlags::empty()).unwrap();
+                }
+                let before = borrowed_reads();
+                for round in 0..200 {
+                    let sent = body(round, SIZES[round % SIZES.len()]);
+                    req.send(sent.clone(), SendFlags::empty()).unwrap();
+                    let reply = req.recv(RecvFlags::empty()).unwrap();
+                    assert!(reply.as_slice() == &sent[..], "{endpoint} round {round}");
+                }
+                let reads = borrowed_reads() - before;
+                if repliers == 1 {
+                    assert!(
+                        reads > 0,
+                        "{endpoint}: no answer read by the waiting thread"
+                    );
+                } else {
+                    assert_eq!(reads, 0, "{endpoint}: two connections, none lent");
+                }
+            }
+        }
+        // The echoes' receives end with ETERM.
+        ctx.shutdown();
+        for echo in echoes {
+            echo.join().unwrap();
+        }
+    }
+
+    /// A borrowed wait that times out gives the connection back: an answer that comes later
+    /// is seen by a poll, which borrows nothing, so only the I/O thread can deliver it.
+    #[test]
+    fn a_wait_that_times_out_gives_the_connection_back() {
+        let ctx = Context::new();
+        for endpoint in endpoints() {
+            let mut router = ctx.socket(SocketType::Router).unwrap();
+            let mut dealer = ctx.socket(SocketType::Dealer).unwrap();
+            for s in [&mut router, &mut dealer] {
+                s.set_linger(0).unwrap();
+                s.set_rcvtimeo(10_000).unwrap();
+            }
+            router.bind(&endpoint).unwrap();
+            dealer.connect(&router.last_endpoint().unwrap()).unwrap();
+            for round in 0..3 {
+                dealer.send("question", SendFlags::empty()).unwrap();
+                let asked = router.recv_multipart(RecvFlags::empty()).unwrap();
+                dealer.set_rcvtimeo(50).unwrap();
+                let before = borrows();
+                assert_eq!(
+                    dealer.recv(RecvFlags::empty()).err(),
+                    Some(Error::Again),
+                    "{endpoint}"
+                );
+                assert_eq!(borrows() - before, 1, "{endpoint}: the wait borrowed");
+                router
+                    .send_multipart(
+                        [asked[0].clone(), format!("answer {round}").into()],
+                        SendFlags::empty(),
+                    )
+                    .unwrap();
+                let mut items = [PollItem::socket_mut(&mut dealer, POLLIN)];
+                assert_eq!(poll(&mut items, 10_000).unwrap(), 1, "{endpoint}");
+                let got = dealer.recv(RecvFlags::DONTWAIT).unwrap();
+                assert_eq!(got.as_slice(), format!("answer {round}").as_bytes());
+                dealer.set_rcvtimeo(10_000).unwrap();
+            }
+            // And it still lends afterwards.
+            let before = borrowed_reads();
+            for round in 0..20 {
+                dealer.send("again", SendFlags::empty()).unwrap();
+                let asked = router.recv_multipart(RecvFlags::empty()).unwrap();
+                let router_thread = std::thread::scope(|s| {
+                    s.spawn(|| {
+                        std::thread::sleep(Duration::from_millis(1));
+                        router.send_multipart(
+                            [asked[0].clone(), round.to_string().into()],
+                            SendFlags::empty(),
+                        )
+                    });
+                    dealer.recv(RecvFlags::empty())
+                });
+                assert_eq!(
+                    router_thread.unwrap().as_slice(),
+                    round.to_string().as_bytes()
+                );
+            }
+            assert!(borrowed_reads() > before, "{endpoint}");
+        }
+    }
+
+    /// A peer's heartbeats are answered while the connection is lent: the borrower reads the
+    /// PINGs and the I/O thread writes the PONGs, so a peer that checks them (a 100 ms
+    /// heartbeat timeout) keeps the connection through a 600 ms wait for its answer.
+    #[test]
+    fn heartbeats_are_answered_while_lent() {
+        let ctx = Context::new();
+        for endpoint in endpoints() {
+            let mut rep = ctx.socket(SocketType::Rep).unwrap();
+            let mut req = ctx.socket(SocketType::Req).unwrap();
+            for s in [&mut rep, &mut req] {
+                s.set_linger(0).unwrap();
+                s.set_rcvtimeo(5_000).unwrap();
+            }
+            rep.set_heartbeat_ivl(20).unwrap();
+            rep.set_heartbeat_timeout(100).unwrap();
+            rep.bind(&endpoint).unwrap();
+            req.connect(&rep.last_endpoint().unwrap()).unwrap();
+            let slow = std::thread::spawn(move || {
+                // A first round trip, so that the connection is made before the wait.
+                let msg = rep.recv(RecvFlags::empty())?;
+                rep.send(msg, SendFlags::empty()).map_err(|e| e.error())?;
+                let msg = rep.recv(RecvFlags::empty())?;
+                std::thread::sleep(Duration::from_millis(600));
+                rep.send(msg, SendFlags::empty()).map_err(|e| e.error())?;
+                Ok::<_, Error>(rep)
+            });
+            req.send("first", SendFlags::empty()).unwrap();
+            req.recv(RecvFlags::empty()).unwrap();
+            let before = borrowed_reads();
+            let start = Instant::now();
+            req.send("slow", SendFlags::empty()).unwrap();
+            let reply = req.recv(RecvFlags::empty()).unwrap();
+            assert_eq!(reply.as_slice(), b"slow", "{endpoint}");
+            assert!(start.elapsed() >= Duration::from_millis(600));
+            assert!(
+                borrowed_reads() - before >= 5,
+                "{endpoint}: PINGs read by the borrower"
+            );
+            drop(slow.join().unwrap().unwrap());
+        }
+    }
+}
