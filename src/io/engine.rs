@@ -919,6 +919,11 @@ impl Engine {
 
     /// Hands the pipes back to the management task.
     pub(crate) fn finish(&mut self) {
+        // A receive polling the lent stream keeps it open (and the peer connected) until it
+        // wakes: a shut-down stream wakes it at once, and it finds the engine finished.
+        if std::mem::take(&mut self.lent) {
+            self.stream.shutdown();
+        }
         let end = self
             .end
             .take()

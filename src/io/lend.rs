@@ -33,6 +33,7 @@
 //! slot), and what the I/O thread takes while it runs an engine (a wake-up slot, the socket's
 //! ready list, its eventfd) is never held across a wait for an engine.
 
+use std::collections::HashMap;
 use std::os::fd::{BorrowedFd, RawFd};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
@@ -53,7 +54,8 @@ pub(crate) trait Lender: NotifyToken {
 /// it when the engine finishes.
 #[derive(Debug, Default)]
 pub(crate) struct Lenders {
-    engines: Mutex<Vec<Lendable>>,
+    /// By (I/O thread, token): a bound socket may have thousands, coming and going.
+    engines: Mutex<HashMap<(usize, usize), Lendable>>,
 }
 
 /// An engine as a receive may borrow it.
@@ -73,6 +75,11 @@ impl std::fmt::Debug for Lendable {
     }
 }
 
+/// An I/O thread's key among `Lenders`: its address.
+fn thread_key(io: &Arc<dyn Lender>) -> usize {
+    Arc::as_ptr(io).cast::<()>() as usize
+}
+
 impl Lenders {
     pub(crate) fn new() -> Arc<Lenders> {
         Arc::new(Lenders::default())
@@ -81,28 +88,27 @@ impl Lenders {
     /// Files engine `token` of the I/O thread `io` once that thread has registered its
     /// stream.
     pub(crate) fn add(&self, engine: &Arc<SharedEngine>, io: Arc<dyn Lender>, token: usize) {
-        self.list().push(Lendable {
-            engine: Arc::downgrade(engine),
-            io,
-            token,
-        });
+        let key = (thread_key(&io), token);
+        let engine = Arc::downgrade(engine);
+        self.map().insert(key, Lendable { engine, io, token });
     }
 
     /// Removes engine `token` of the I/O thread `io` when it finishes.
     pub(crate) fn remove(&self, io: &Arc<dyn Lender>, token: usize) {
-        self.list()
-            .retain(|l| !(l.token == token && Arc::ptr_eq(&l.io, io)));
+        self.map().remove(&(thread_key(io), token));
     }
 
     /// The socket's connection when it has exactly one.
     pub(crate) fn lone(&self) -> Option<Lendable> {
-        match self.list().as_slice() {
-            [one] => Some(one.clone()),
-            _ => None,
+        let map = self.map();
+        if map.len() == 1 {
+            map.values().next().cloned()
+        } else {
+            None
         }
     }
 
-    fn list(&self) -> std::sync::MutexGuard<'_, Vec<Lendable>> {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<(usize, usize), Lendable>> {
         self.engines.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -393,5 +399,60 @@ mod tests {
             );
             drop(slow.join().unwrap().unwrap());
         }
+    }
+
+    /// A connection its I/O thread ends while a receive has it (here the REQ's heartbeat
+    /// timeout, against a peer that went silent) is closed then, not when the receive
+    /// returns: the peer sees it end within the timeout while the receive waits on.
+    #[test]
+    fn a_connection_ended_while_lent_is_closed_at_once() {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (got_request, request_seen) = std::sync::mpsc::channel();
+        let peer = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            // A REP's greeting (NULL, as server 0) and READY; then silence.
+            let mut greeting = vec![0xff, 0, 0, 0, 0, 0, 0, 0, 1, 0x7f, 3, 1];
+            greeting.extend_from_slice(b"NULL");
+            greeting.resize(64, 0);
+            let mut ready = vec![0x04, 25, 5];
+            ready.extend_from_slice(b"READY\x0bSocket-Type\0\0\0\x03REP");
+            stream.write_all(&greeting).unwrap();
+            stream.write_all(&ready).unwrap();
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 4096];
+            loop {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => return Instant::now(),
+                    Ok(n) => {
+                        seen.extend_from_slice(&buf[..n]);
+                        if seen.windows(5).any(|w| w == b"hello") {
+                            seen.clear();
+                            let _ = got_request.send(());
+                        }
+                    }
+                }
+            }
+        });
+        let ctx = Context::new();
+        let mut req = ctx.socket(SocketType::Req).unwrap();
+        req.set_linger(0).unwrap();
+        req.set_heartbeat_ivl(20).unwrap();
+        req.set_heartbeat_timeout(100).unwrap();
+        req.set_rcvtimeo(3_000).unwrap();
+        req.connect(&format!("tcp://127.0.0.1:{port}")).unwrap();
+        req.send("hello", SendFlags::empty()).unwrap();
+        request_seen.recv_timeout(Duration::from_secs(10)).unwrap();
+        let before = borrows();
+        let start = Instant::now();
+        assert_eq!(req.recv(RecvFlags::empty()).err(), Some(Error::Again));
+        assert!(borrows() > before, "the wait borrowed the connection");
+        let closed = peer.join().unwrap();
+        assert!(
+            closed.duration_since(start) < Duration::from_millis(1_500),
+            "closed after {:?}, while the receive waited",
+            closed.duration_since(start)
+        );
     }
 }

@@ -100,6 +100,15 @@ impl Stream {
         filled.map(|(init, _)| init.len()).map_err(io::Error::from)
     }
 
+    /// Shuts both directions down (the fd stays open until the stream is dropped); an error
+    /// (already shut down, or disconnected) leaves nothing to do.
+    pub(crate) fn shutdown(&self) {
+        let _ = match self {
+            Stream::Tcp(s) => s.shutdown(std::net::Shutdown::Both),
+            Stream::Unix(s) => s.shutdown(std::net::Shutdown::Both),
+        };
+    }
+
     /// The stream's fd, for a thread that waits on it in `poll(2)` (see `lend.rs`).
     pub(crate) fn raw_fd(&self) -> std::os::fd::RawFd {
         match self {
