@@ -19,6 +19,7 @@ use rustix::event::{PollFd, PollFlags};
 use crate::api::flags::{POLLERR, POLLIN, POLLOUT, POLLPRI};
 use crate::api::socket::{Socket, REPLY_SPIN};
 use crate::error::{Error, Result};
+use crate::io::lend::{Borrowed, BorrowedRead};
 use crate::io::signaler::Watch;
 use crate::io::spin_backoff::spin_until;
 
@@ -250,12 +251,38 @@ fn timespec(d: Duration) -> rustix::event::Timespec {
 /// One `poll(2)` over every item's fd; `None` waits forever. A signal ends it with
 /// `EINTR`, as `zmq_poll` returns it.
 fn wait(items: &[PollItem<'_>], timeout: Option<Duration>) -> Result<Vec<PollFlags>> {
+    wait_with(items, None, timeout).map(|(kernel, _)| kernel)
+}
+
+/// [`wait`], also on a borrowed connection's stream (`io/lend.rs`): returns the items'
+/// readiness and whether the stream is readable.
+fn wait_with(
+    items: &[PollItem<'_>],
+    stream: Option<BorrowedFd<'_>>,
+    timeout: Option<Duration>,
+) -> Result<(Vec<PollFlags>, bool)> {
     let mut fds: Vec<PollFd<'_>> = items.iter().map(PollItem::poll_fd).collect();
+    if let Some(fd) = stream {
+        fds.push(PollFd::from_borrowed_fd(fd, PollFlags::IN));
+    }
     let ts = timeout.map(timespec);
     if let Err(e) = rustix::event::poll(&mut fds, ts.as_ref()) {
         return Err(Error::from_errno(e.raw_os_error()));
     }
-    Ok(fds.iter().map(PollFd::revents).collect())
+    let readable = stream.is_some() && fds.pop().is_some_and(|fd| !fd.revents().is_empty());
+    Ok((fds.iter().map(PollFd::revents).collect(), readable))
+}
+
+/// Borrows the lone connection of the first socket held exclusively (`PollItem::socket_mut`)
+/// that polls for input and waits for an answer (`answers`, as of the poll's start), as a
+/// blocking receive does (`io/lend.rs`): the poll then waits on its stream too and reads it
+/// itself, rather than waiting for the I/O thread to read it and wake the socket.
+fn borrow_one(items: &[PollItem<'_>], answers: &[bool]) -> Option<(usize, Borrowed)> {
+    let i = answers.iter().position(|&answer| answer)?;
+    match &items.get(i)?.target {
+        Target::SocketMut(s) => s.borrow_lone().map(|b| (i, b)),
+        _ => None,
+    }
 }
 
 /// Waits until one of `items` is ready or `timeout_ms` passes (-1 = forever, 0 = check
@@ -297,6 +324,16 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
     };
     let mut may_wait_awake = !has_fds;
     let mut awake: Option<Awake> = None;
+    // The sockets held exclusively that poll for input and wait for an answer, and the
+    // connection borrowed for one of them, given back when the poll returns.
+    let answers: Vec<bool> = items
+        .iter()
+        .map(|item| match &item.target {
+            Target::SocketMut(s) => item.events & POLLIN != 0 && s.awaits_answer(),
+            _ => false,
+        })
+        .collect();
+    let mut borrowed: Option<(usize, Borrowed)> = None;
     loop {
         let mut ready = 0;
         for (item, got) in items.iter_mut().zip(&kernel) {
@@ -345,7 +382,22 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
                 continue;
             }
         }
-        kernel = wait(items, left)?;
+        if borrowed.is_none() && answers.contains(&true) {
+            borrowed = borrow_one(items, &answers);
+        }
+        let stream = borrowed.as_ref().map(|(_, b)| b.fd());
+        let (woken, readable) = wait_with(items, stream, left)?;
+        kernel = woken;
+        if readable
+            && let Some((i, connection)) = &borrowed
+            && let Some(PollItem {
+                target: Target::SocketMut(s),
+                ..
+            }) = items.get_mut(*i)
+            && s.read_borrowed(connection) == BorrowedRead::Taken
+        {
+            borrowed = None;
+        }
         // A socket whose fd woke us has it cleared here whatever the count of writes says
         // (see `Signaler::drain_if_written`: a write counted late would otherwise leave it
         // readable, and the next `poll(2)` would return at once again).
@@ -555,5 +607,56 @@ mod tests {
             assert_eq!(answer.as_slice(), i.to_le_bytes());
         }
         echo.join().unwrap();
+    }
+
+    /// A poll for an answer on a socket held exclusively with one tcp or ipc connection
+    /// borrows it and reads the answer itself (`io/lend.rs`), beside a pipe's fd; a poll
+    /// that times out gives it back, so an answer that comes afterwards is still seen.
+    #[test]
+    fn a_poll_for_an_answer_reads_it_from_a_lone_connection() {
+        use crate::io::lend::{borrowed_reads, borrows};
+        let ctx = Context::new();
+        for endpoint in ["tcp://127.0.0.1:*", "ipc://*"] {
+            let mut client = ctx.socket(SocketType::Dealer).unwrap();
+            let mut server = ctx.socket(SocketType::Dealer).unwrap();
+            server.set_rcvtimeo(10_000).unwrap();
+            server.bind(endpoint).unwrap();
+            client.connect(&server.last_endpoint().unwrap()).unwrap();
+            // A fd that stays quiet, so that the set is not sockets alone.
+            let (reader, _writer) = std::os::unix::net::UnixStream::pair().unwrap();
+            let echo = std::thread::spawn(move || {
+                for i in 0..200 {
+                    let m = server.recv(crate::RecvFlags::empty()).unwrap();
+                    if i == 100 {
+                        // Past the poll's timeout below.
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                    server.send(m, SendFlags::empty()).unwrap();
+                }
+            });
+            let (borrowed_before, reads_before) = (borrows(), borrowed_reads());
+            for i in 0u32..200 {
+                client
+                    .send_slice(&i.to_le_bytes(), SendFlags::empty())
+                    .unwrap();
+                let fd = reader.as_fd();
+                let mut items = [
+                    PollItem::socket_mut(&mut client, POLLIN),
+                    PollItem::fd(fd, POLLIN),
+                ];
+                if i == 100 {
+                    assert_eq!(poll(&mut items, 20).unwrap(), 0, "{endpoint}");
+                }
+                assert_eq!(poll(&mut items, 10_000).unwrap(), 1, "{endpoint}");
+                let answer = client.recv(crate::RecvFlags::DONTWAIT).unwrap();
+                assert_eq!(answer.as_slice(), i.to_le_bytes());
+            }
+            assert!(borrows() > borrowed_before, "{endpoint}: no poll borrowed");
+            assert!(
+                borrowed_reads() > reads_before,
+                "{endpoint}: no answer read"
+            );
+            echo.join().unwrap();
+        }
     }
 }

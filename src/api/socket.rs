@@ -813,7 +813,7 @@ impl Socket {
                 continue;
             }
             if answer && borrowed.is_none() {
-                borrowed = self.lenders.lone().and_then(Lendable::lend);
+                borrowed = self.borrow_lone();
             }
             match &borrowed {
                 Some(connection) => {
@@ -841,7 +841,7 @@ impl Socket {
             self.signal.drain();
         }
         if stream {
-            return Ok(connection.read(&self.signal, &mut self.lend_spares));
+            return Ok(self.read_borrowed(connection));
         }
         if !flag {
             return Err(Error::Again);
@@ -1009,6 +1009,23 @@ impl Socket {
     /// The socket's signaler, to watch ([`Watch`]).
     pub(crate) fn signal(&self) -> &Arc<Signaler> {
         &self.signal
+    }
+
+    /// Whether the socket sent since a receive or poll last waited on it: the next wait is
+    /// for an answer (see [`Socket::reply_due`], which clears it).
+    pub(crate) fn awaits_answer(&self) -> bool {
+        self.sent_last
+    }
+
+    /// Borrows the socket's lone tcp or ipc connection for a wait (`io/lend.rs`).
+    pub(crate) fn borrow_lone(&self) -> Option<Borrowed> {
+        self.lenders.lone().and_then(Lendable::lend)
+    }
+
+    /// Reads a borrowed connection into the socket's inbound pipe once its stream is
+    /// readable (`Borrowed::read`).
+    pub(crate) fn read_borrowed(&mut self, connection: &Borrowed) -> BorrowedRead {
+        connection.read(&self.signal, &mut self.lend_spares)
     }
 
     /// What a wait awake for an answer came to (see [`Socket::reply_due`]).

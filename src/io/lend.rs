@@ -208,20 +208,24 @@ thread_local! {
     static BORROWED_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
+/// Connections this thread borrowed so far.
+#[cfg(test)]
+pub(crate) fn borrows() -> usize {
+    BORROWS.with(std::cell::Cell::get)
+}
+
+/// Reads this thread made of borrowed connections so far.
+#[cfg(test)]
+pub(crate) fn borrowed_reads() -> usize {
+    BORROWED_READS.with(std::cell::Cell::get)
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::{Duration, Instant};
 
-    use super::{BORROWED_READS, BORROWS};
+    use super::{borrowed_reads, borrows};
     use crate::{poll, Context, Error, PollItem, RecvFlags, SendFlags, SocketType, POLLIN};
-
-    fn borrows() -> usize {
-        BORROWS.with(std::cell::Cell::get)
-    }
-
-    fn borrowed_reads() -> usize {
-        BORROWED_READS.with(std::cell::Cell::get)
-    }
 
     fn endpoints() -> [String; 2] {
         let ipc = std::env::temp_dir().join(format!(
