@@ -255,22 +255,25 @@ fn wait(items: &[PollItem<'_>], timeout: Option<Duration>) -> Result<Vec<PollFla
 }
 
 /// [`wait`], also on a borrowed connection's stream (`io/lend.rs`): returns the items'
-/// readiness and whether the stream is readable.
+/// readiness and the stream's.
 fn wait_with(
     items: &[PollItem<'_>],
-    stream: Option<BorrowedFd<'_>>,
+    stream: Option<PollFd<'_>>,
     timeout: Option<Duration>,
-) -> Result<(Vec<PollFlags>, bool)> {
+) -> Result<(Vec<PollFlags>, PollFlags)> {
     let mut fds: Vec<PollFd<'_>> = items.iter().map(PollItem::poll_fd).collect();
-    if let Some(fd) = stream {
-        fds.push(PollFd::from_borrowed_fd(fd, PollFlags::IN));
-    }
+    let borrowed = stream.is_some();
+    fds.extend(stream);
     let ts = timeout.map(timespec);
     if let Err(e) = rustix::event::poll(&mut fds, ts.as_ref()) {
         return Err(Error::from_errno(e.raw_os_error()));
     }
-    let readable = stream.is_some() && fds.pop().is_some_and(|fd| !fd.revents().is_empty());
-    Ok((fds.iter().map(PollFd::revents).collect(), readable))
+    let stream = if borrowed {
+        fds.pop().map_or(PollFlags::empty(), |fd| fd.revents())
+    } else {
+        PollFlags::empty()
+    };
+    Ok((fds.iter().map(PollFd::revents).collect(), stream))
 }
 
 /// Borrows the lone connection of the first socket held exclusively (`PollItem::socket_mut`)
@@ -385,16 +388,16 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
         if borrowed.is_none() && answers.contains(&true) {
             borrowed = borrow_one(items, &answers);
         }
-        let stream = borrowed.as_ref().map(|(_, b)| b.fd());
-        let (woken, readable) = wait_with(items, stream, left)?;
+        let stream = borrowed.as_ref().map(|(_, b)| b.poll_fd());
+        let (woken, ready) = wait_with(items, stream, left)?;
         kernel = woken;
-        if readable
+        if !ready.is_empty()
             && let Some((i, connection)) = &borrowed
             && let Some(PollItem {
                 target: Target::SocketMut(s),
                 ..
             }) = items.get_mut(*i)
-            && s.read_borrowed(connection) == BorrowedRead::Taken
+            && s.run_borrowed(connection, ready) == BorrowedRead::Taken
         {
             borrowed = None;
         }

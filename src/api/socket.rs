@@ -836,12 +836,12 @@ impl Socket {
         if until.is_some_and(|d| d <= Instant::now()) {
             return Err(Error::Again);
         }
-        let (flag, stream) = self.signal.wait_with(connection.fd(), until)?;
+        let (flag, stream) = self.signal.wait_with(connection.poll_fd(), until)?;
         if flag {
             self.signal.drain();
         }
-        if stream {
-            return Ok(self.read_borrowed(connection));
+        if !stream.is_empty() {
+            return Ok(self.run_borrowed(connection, stream));
         }
         if !flag {
             return Err(Error::Again);
@@ -1022,10 +1022,14 @@ impl Socket {
         self.lenders.lone().and_then(Lendable::lend)
     }
 
-    /// Reads a borrowed connection into the socket's inbound pipe once its stream is
-    /// readable (`Borrowed::read`).
-    pub(crate) fn read_borrowed(&mut self, connection: &Borrowed) -> BorrowedRead {
-        connection.read(&self.signal, &mut self.lend_spares)
+    /// Runs a borrowed connection once its stream is `ready` (`Borrowed::run`): reads it
+    /// into the socket's inbound pipe, writes what output waits.
+    pub(crate) fn run_borrowed(
+        &mut self,
+        connection: &Borrowed,
+        ready: rustix::event::PollFlags,
+    ) -> BorrowedRead {
+        connection.run(&self.signal, &mut self.lend_spares, ready)
     }
 
     /// What a wait awake for an answer came to (see [`Socket::reply_due`]).

@@ -193,13 +193,11 @@ pub(crate) struct EngineExit {
     pub protocol_error: Option<u32>,
 }
 
-/// What a borrower's read of a lent stream came to (`Engine::read_lent`).
+/// What a borrower's run of a lent stream came to (`Engine::run_lent`).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum LentRead {
-    /// Read what there was (maybe nothing).
+    /// Read what there was (maybe nothing), and wrote what it could.
     Read,
-    /// Read, and something waits to be written (a PONG): the I/O thread must run the engine.
-    MustWrite,
     /// The connection ended (the error is kept for the I/O thread, which must finish it).
     Ended,
     /// The I/O thread took the stream back, or the engine finished.
@@ -325,17 +323,16 @@ impl Engine {
     }
 
     /// Lends the stream to a thread waiting for an answer (`lend.rs`): takes it out of the
-    /// I/O thread's epoll and returns its fd, for the borrower to wait on. Only an engine
-    /// with nothing in flight: no output waiting for the kernel (its writable readiness
-    /// stays the I/O thread's), no frame held back by RCVHWM, not ending.
+    /// I/O thread's epoll and returns its fd, for the borrower to wait on. Not while a frame
+    /// is held back by RCVHWM (the room wake-up is the I/O thread's), nor once ending. The
+    /// rest of a write the kernel refused (a large request) goes with it: the borrower
+    /// waits for room too and writes it (`Engine::run_lent`).
     pub(crate) fn lend(&mut self, registry: &mio::Registry) -> Option<RawFd> {
         if self.lent
             || self.pipes.is_none()
             || self.end.is_some()
             || self.ctl.is_stopped()
             || self.stalled.is_some()
-            || self.pollout
-            || !self.encoder.is_empty()
         {
             return None;
         }
@@ -344,30 +341,54 @@ impl Engine {
         Some(self.stream.raw_fd())
     }
 
-    /// Reads for the borrower of the stream once it is readable, as a run's inbound half.
-    pub(crate) fn read_lent(&mut self, spares: &mut RecvBuffers) -> LentRead {
+    /// Whether the borrower should wait for room as well: output waits for the kernel.
+    pub(crate) fn lent_wants_out(&self) -> bool {
+        self.lent && !self.encoder.is_empty()
+    }
+
+    /// Runs the engine for the borrower of its stream once `poll(2)` reported it readable
+    /// or writable: a run's inbound half, then whatever output waits (the rest of a large
+    /// request, a PONG).
+    pub(crate) fn run_lent(
+        &mut self,
+        spares: &mut RecvBuffers,
+        readable: bool,
+        writable: bool,
+    ) -> LentRead {
         if !self.lent || self.pipes.is_none() {
             return LentRead::NotLent;
         }
         if self.end.is_some() {
             return LentRead::Ended;
         }
-        self.readable = true;
-        let read = self.pump_in(spares);
+        self.readable |= readable;
+        self.writable |= writable;
+        let mut run = self.pump_in(spares).map(|_| ());
+        if run.is_ok() && !self.encoder.is_empty() {
+            // To the end, not one turn (`TURN_BYTES`): a turn that ends with the outbound
+            // pipe still awake leaves it so, and the socket's next send would then wake
+            // nobody (the I/O thread runs again only engines it ran itself).
+            run = loop {
+                match self.pump_out() {
+                    Ok(Step::Again) => {}
+                    done => break done.map(|_| ()),
+                }
+            };
+        }
         self.note_answering();
-        match read {
+        match run {
             Err(e) => {
                 self.end = Some(EngineEnd::Disconnected(e));
                 LentRead::Ended
             }
-            Ok(_) if !self.encoder.is_empty() => LentRead::MustWrite,
-            Ok(_) => LentRead::Read,
+            Ok(()) => LentRead::Read,
         }
     }
 
     /// The borrower gives the stream back: registered again with the I/O thread's epoll,
-    /// which, edge-triggered, reports at once what came meanwhile. True when the I/O thread
-    /// must run the engine (it ended, or could not be registered again).
+    /// for writable readiness too while output waits, which, edge-triggered, reports at once
+    /// what came meanwhile. True when the I/O thread must run the engine (it ended, or could
+    /// not be registered again).
     pub(crate) fn give_back(&mut self, registry: &mio::Registry, token: usize) -> bool {
         if !std::mem::take(&mut self.lent) || self.pipes.is_none() {
             return false;
@@ -375,6 +396,7 @@ impl Engine {
         if self.end.is_some() {
             return true;
         }
+        self.pollout = !self.encoder.is_empty();
         let interest = if self.pollout {
             mio::Interest::READABLE | mio::Interest::WRITABLE
         } else {
@@ -458,7 +480,9 @@ impl Engine {
     pub(crate) fn interest_change(&mut self) -> Option<mio::Interest> {
         let blocked = !self.writable && !self.encoder.is_empty();
         let idle = std::mem::take(&mut self.idle_pollout);
-        if blocked && !self.pollout {
+        // A lent stream is not registered: output the kernel refused on this thread makes it
+        // take the stream back (`reclaim`), whatever it was registered for before.
+        if blocked && (!self.pollout || self.lent) {
             self.pollout = true;
             Some(mio::Interest::READABLE | mio::Interest::WRITABLE)
         } else if self.pollout && idle && !blocked {

@@ -35,6 +35,8 @@
 
 use std::collections::HashMap;
 use std::os::fd::{BorrowedFd, RawFd};
+
+use rustix::event::{PollFd, PollFlags};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use crate::io::engine::LentRead;
@@ -157,32 +159,46 @@ pub(crate) enum BorrowedRead {
 }
 
 impl Borrowed {
-    /// The stream's fd, to wait on beside the socket's eventfd.
-    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
+    /// The stream's fd, to wait on beside the socket's eventfd, and what to wait for: input,
+    /// and room as well while output the kernel refused waits.
+    pub(crate) fn poll_fd(&self) -> PollFd<'_> {
+        let flags = if self.engine.lock().lent_wants_out() {
+            PollFlags::IN | PollFlags::OUT
+        } else {
+            PollFlags::IN
+        };
         // SAFETY: `self.fd` is the stream of `self.engine`, which `self` keeps alive: the
         // stream is closed only when the engine is dropped, and the fd is not reused before.
-        unsafe { BorrowedFd::borrow_raw(self.fd) }
+        let fd = unsafe { BorrowedFd::borrow_raw(self.fd) };
+        PollFd::from_borrowed_fd(fd, flags)
     }
 
-    /// Reads what the stream holds into the socket's inbound pipe, after `poll(2)` said it is
-    /// readable. The socket's eventfd is watched meanwhile, so the pipe's wake-up is counted
-    /// rather than written (the caller looks at the socket next anyway).
-    pub(crate) fn read(&self, signal: &Arc<Signaler>, spares: &mut RecvBuffers) -> BorrowedRead {
+    /// Reads what the stream holds into the socket's inbound pipe, and writes what output
+    /// waits, after `poll(2)` said the stream is readable or writable. The socket's eventfd
+    /// is watched meanwhile, so the pipe's wake-up is counted rather than written (the caller
+    /// looks at the socket next anyway).
+    pub(crate) fn run(
+        &self,
+        signal: &Arc<Signaler>,
+        spares: &mut RecvBuffers,
+        ready: PollFlags,
+    ) -> BorrowedRead {
+        let failed = PollFlags::ERR | PollFlags::HUP;
+        let readable = ready.intersects(PollFlags::IN | failed);
+        let writable = ready.intersects(PollFlags::OUT | failed);
         let mut engine = self.engine.lock();
         let (watch, _) = Watch::start(signal);
-        let read = engine.read_lent(spares);
+        let run = engine.run_lent(spares, readable, writable);
         drop(watch);
         drop(engine);
-        #[cfg(test)]
-        if matches!(read, LentRead::Read | LentRead::MustWrite) {
-            BORROWED_READS.with(|n| n.set(n.get() + 1));
-        }
-        match read {
-            LentRead::Read => BorrowedRead::Read,
-            // A PONG: the I/O thread writes it, and the stream stays lent unless that write
-            // is refused (then that thread takes it back: `Engine::reclaim`).
-            LentRead::MustWrite => {
-                self.io.notify_token(self.token);
+        match run {
+            LentRead::Read => {
+                #[cfg(test)]
+                BORROWED_READS.with(|n| n.set(n.get() + 1));
+                #[cfg(test)]
+                if writable {
+                    BORROWED_WRITES.with(|n| n.set(n.get() + 1));
+                }
                 BorrowedRead::Read
             }
             // The I/O thread finishes the engine, once given back.
@@ -204,8 +220,10 @@ impl Drop for Borrowed {
 thread_local! {
     /// Connections this thread borrowed (`Lendable::lend`).
     static BORROWS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    /// Reads this thread made as a borrower (`Borrowed::read`).
+    /// Runs this thread made as a borrower (`Borrowed::run`).
     static BORROWED_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Of those, runs for room to write in.
+    static BORROWED_WRITES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Connections this thread borrowed so far.
@@ -224,7 +242,7 @@ pub(crate) fn borrowed_reads() -> usize {
 mod tests {
     use std::time::{Duration, Instant};
 
-    use super::{borrowed_reads, borrows};
+    use super::{borrowed_reads, borrows, BORROWED_WRITES};
     use crate::{poll, Context, Error, PollItem, RecvFlags, SendFlags, SocketType, POLLIN};
 
     fn endpoints() -> [String; 2] {
@@ -458,5 +476,44 @@ mod tests {
             "closed after {:?}, while the receive waited",
             closed.duration_since(start)
         );
+    }
+
+    /// A request larger than the socket's buffer (1 MiB over ipc, whose buffer holds about
+    /// 214 KiB) is finished by the waiting thread: it waits for room as well as for the
+    /// answer, and writes the rest itself. Every answer arrives whole.
+    #[test]
+    fn the_rest_of_a_large_request_is_written_by_the_waiting_thread() {
+        let writes = || BORROWED_WRITES.with(std::cell::Cell::get);
+        let ctx = Context::new();
+        let endpoint = endpoints()[1].clone();
+        let mut rep = ctx.socket(SocketType::Rep).unwrap();
+        let mut req = ctx.socket(SocketType::Req).unwrap();
+        for s in [&mut rep, &mut req] {
+            s.set_linger(0).unwrap();
+            s.set_rcvtimeo(10_000).unwrap();
+        }
+        rep.bind(&endpoint).unwrap();
+        req.connect(&rep.last_endpoint().unwrap()).unwrap();
+        let echo = std::thread::spawn(move || {
+            for _ in 0..21 {
+                let msg = rep.recv(RecvFlags::empty())?;
+                rep.send(msg, SendFlags::empty()).map_err(|e| e.error())?;
+            }
+            Ok::<_, Error>(())
+        });
+        req.send("connected", SendFlags::empty()).unwrap();
+        req.recv(RecvFlags::empty()).unwrap();
+        let before = writes();
+        for round in 0..20 {
+            let sent = body(round, 1024 * 1024);
+            req.send(sent.clone(), SendFlags::empty()).unwrap();
+            let reply = req.recv(RecvFlags::empty()).unwrap();
+            assert!(reply.as_slice() == &sent[..], "round {round}");
+        }
+        assert!(
+            writes() > before,
+            "no request finished by the waiting thread"
+        );
+        echo.join().unwrap().unwrap();
     }
 }

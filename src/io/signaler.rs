@@ -15,7 +15,7 @@
 //! [`Signaler::unwatch`], so the look that follows `unwatch` sees its state change; and the
 //! socket's thread is inside a call then, after which a ZMQ_FD user reads ZMQ_EVENTS anyway.
 
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -117,22 +117,17 @@ impl Signaler {
         Ok(poll_until(&mut fds, deadline)? > 0)
     }
 
-    /// [`Signaler::wait`], also ending when `stream` is readable (or closed, or in error):
-    /// a receive that borrowed its connection (`lend.rs`) waits on both. Returns whether
-    /// (the flag, the stream) became ready.
+    /// [`Signaler::wait`], also ending when a borrowed connection's `stream` is ready as
+    /// asked (`lend.rs`). Returns whether the flag was set, and the stream's readiness.
     pub(crate) fn wait_with(
         &self,
-        stream: BorrowedFd<'_>,
+        stream: PollFd<'_>,
         deadline: Option<Instant>,
-    ) -> Result<(bool, bool)> {
+    ) -> Result<(bool, PollFlags)> {
         let fd = self.fd.as_fd();
-        let mut fds = [
-            PollFd::new(&fd, PollFlags::IN),
-            PollFd::new(&stream, PollFlags::IN),
-        ];
+        let mut fds = [PollFd::new(&fd, PollFlags::IN), stream];
         poll_until(&mut fds, deadline)?;
-        let [flag, stream] = fds.map(|f| !f.revents().is_empty());
-        Ok((flag, stream))
+        Ok((!fds[0].revents().is_empty(), fds[1].revents()))
     }
 }
 
