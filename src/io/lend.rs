@@ -11,20 +11,22 @@
 //!
 //! ```text
 //!   lend:       engine lock; deregister the stream from the I/O thread's epoll; lent = true
-//!   wait:       poll(2) on [socket's eventfd, stream]
-//!   readable:   engine lock; read and decode into the inbound pipe, as the I/O
-//!               thread would; look at the socket again
+//!   wait:       poll(2) on [socket's eventfd, stream (input; room too while output waits)]
+//!   ready:      engine lock; read and decode into the inbound pipe, as the I/O thread
+//!               would, and write what output waits; look at the socket again
 //!   give back:  engine lock; register the stream again (edge-triggered: readiness that came
 //!               meanwhile is reported at once); lent = false
 //! ```
 //!
-//! Everything else stays the I/O thread's: writes (bar `send_through`), heartbeats, the
-//! inbound pipe's room wake-up and the connection's end. While lent, the I/O thread may still
-//! run the engine (a token wake-up, a deadline). If that run needs writable readiness, it
-//! registers the stream itself and takes the connection back (`Engine::reclaim`); the
-//! borrower sees that at its next read and goes back to waiting on the eventfd alone. Either
-//! thread reads only under the engine's lock, so no byte is read twice or lost: what the
-//! borrower does not read is reported to the I/O thread when the stream is registered again.
+//! The borrower writes only what waits in the engine: the rest of a request the kernel did
+//! not take whole (a large one, past the socket's buffer), a PONG for a PING it read. The
+//! rest stays the I/O thread's: the inbound pipe's room wake-up, deadlines (heartbeats) and
+//! the connection's end. While lent, the I/O thread may still run the engine (a token
+//! wake-up, a deadline). If that run is refused by the kernel, it registers the stream for
+//! writable readiness itself and takes the connection back (`Engine::reclaim`); the borrower
+//! sees that at its next run and goes back to waiting on the eventfd alone. Either thread
+//! reads and writes only under the engine's lock, so no byte is read twice or lost: what the
+//! borrower leaves is reported to the I/O thread when the stream is registered again.
 //!
 //! The borrower waits for the engine's lock (to lend, read and give back) rather than trying
 //! it: an I/O thread running the engine (writing the request just sent, say) holds it for
@@ -382,7 +384,7 @@ mod tests {
     }
 
     /// A peer's heartbeats are answered while the connection is lent: the borrower reads the
-    /// PINGs and the I/O thread writes the PONGs, so a peer that checks them (a 100 ms
+    /// PINGs and writes the PONGs, so a peer that checks them (a 100 ms
     /// heartbeat timeout) keeps the connection through a 600 ms wait for its answer.
     #[test]
     fn heartbeats_are_answered_while_lent() {
