@@ -29,7 +29,6 @@ use crate::io::activity::ActivityGuard;
 use crate::io::lend::{Borrowed, BorrowedRead, Lendable, Lenders};
 use crate::io::monitor::{EventSink, MonitorHub, EVENT_BIND_FAILED, EVENT_CLOSED, EVENT_LISTENING};
 use crate::io::peer::{socket_pipes, PipeId};
-use crate::io::recv_buffers::RecvBuffers;
 use crate::io::send_buffers::SendBuffers;
 use crate::io::session::SessionCtl;
 use crate::io::signaler::{Signaler, Watch};
@@ -115,8 +114,6 @@ pub struct Socket {
     monitor: Arc<MonitorHub>,
     /// The socket's tcp and ipc connections, for a receive that borrows its lone one.
     lenders: Arc<Lenders>,
-    /// Read buffers for what such a receive reads.
-    lend_spares: RecvBuffers,
     _active: ActivityGuard,
 }
 
@@ -215,7 +212,6 @@ impl Socket {
             monitor: MonitorHub::new(),
             send_buffers: SendBuffers::default(),
             lenders: Lenders::new(),
-            lend_spares: RecvBuffers::default(),
             _active: active,
         })
     }
@@ -1025,11 +1021,11 @@ impl Socket {
     /// Runs a borrowed connection once its stream is `ready` (`Borrowed::run`): reads it
     /// into the socket's inbound pipe, writes what output waits.
     pub(crate) fn run_borrowed(
-        &mut self,
+        &self,
         connection: &Borrowed,
         ready: rustix::event::PollFlags,
     ) -> BorrowedRead {
-        connection.run(&self.signal, &mut self.lend_spares, ready)
+        connection.run(&self.signal, ready)
     }
 
     /// What a wait awake for an answer came to (see [`Socket::reply_due`]).

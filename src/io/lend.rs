@@ -134,6 +134,13 @@ impl Lendable {
     }
 }
 
+thread_local! {
+    /// The read buffers a thread's borrowed connections trade theirs for (see
+    /// `recv_buffers.rs`), as an I/O thread keeps them for its engines: per thread, so that
+    /// what is kept is bounded by threads, not by sockets.
+    static SPARES: std::cell::RefCell<RecvBuffers> = std::cell::RefCell::default();
+}
+
 /// A borrowed connection; given back when dropped, however the receive ends.
 pub(crate) struct Borrowed {
     engine: Arc<SharedEngine>,
@@ -179,18 +186,13 @@ impl Borrowed {
     /// waits, after `poll(2)` said the stream is readable or writable. The socket's eventfd
     /// is watched meanwhile, so the pipe's wake-up is counted rather than written (the caller
     /// looks at the socket next anyway).
-    pub(crate) fn run(
-        &self,
-        signal: &Arc<Signaler>,
-        spares: &mut RecvBuffers,
-        ready: PollFlags,
-    ) -> BorrowedRead {
+    pub(crate) fn run(&self, signal: &Arc<Signaler>, ready: PollFlags) -> BorrowedRead {
         let failed = PollFlags::ERR | PollFlags::HUP;
         let readable = ready.intersects(PollFlags::IN | failed);
         let writable = ready.intersects(PollFlags::OUT | failed);
         let mut engine = self.engine.lock();
         let (watch, _) = Watch::start(signal);
-        let run = engine.run_lent(spares, readable, writable);
+        let run = SPARES.with_borrow_mut(|spares| engine.run_lent(spares, readable, writable));
         drop(watch);
         drop(engine);
         match run {
@@ -264,6 +266,26 @@ mod tests {
         (0..len).map(|i| (i * 7 + round) as u8).collect()
     }
 
+    /// A socket of type `bound` bound at `endpoint` (with `options` applied first) and one
+    /// of type `connecting` connected to it, both with linger 0 and a 10 s receive timeout.
+    fn connected(
+        ctx: &Context,
+        endpoint: &str,
+        (bound, connecting): (SocketType, SocketType),
+        options: impl Fn(&mut crate::Socket),
+    ) -> (crate::Socket, crate::Socket) {
+        let mut b = ctx.socket(bound).unwrap();
+        let mut c = ctx.socket(connecting).unwrap();
+        for s in [&mut b, &mut c] {
+            s.set_linger(0).unwrap();
+            s.set_rcvtimeo(10_000).unwrap();
+        }
+        options(&mut b);
+        b.bind(endpoint).unwrap();
+        c.connect(&b.last_endpoint().unwrap()).unwrap();
+        (b, c)
+    }
+
     /// Bodies of up to 300 KiB, more than a Unix socket's buffer holds: such an answer comes
     /// in several reads, some of them the I/O thread's (when the borrower gives back).
     const SIZES: [usize; 4] = [100, 96 * 1024, 300 * 1024, 1];
@@ -328,14 +350,8 @@ mod tests {
     fn a_wait_that_times_out_gives_the_connection_back() {
         let ctx = Context::new();
         for endpoint in endpoints() {
-            let mut router = ctx.socket(SocketType::Router).unwrap();
-            let mut dealer = ctx.socket(SocketType::Dealer).unwrap();
-            for s in [&mut router, &mut dealer] {
-                s.set_linger(0).unwrap();
-                s.set_rcvtimeo(10_000).unwrap();
-            }
-            router.bind(&endpoint).unwrap();
-            dealer.connect(&router.last_endpoint().unwrap()).unwrap();
+            let kinds = (SocketType::Router, SocketType::Dealer);
+            let (mut router, mut dealer) = connected(&ctx, &endpoint, kinds, |_| {});
             for round in 0..3 {
                 dealer.send("question", SendFlags::empty()).unwrap();
                 let asked = router.recv_multipart(RecvFlags::empty()).unwrap();
@@ -390,16 +406,11 @@ mod tests {
     fn heartbeats_are_answered_while_lent() {
         let ctx = Context::new();
         for endpoint in endpoints() {
-            let mut rep = ctx.socket(SocketType::Rep).unwrap();
-            let mut req = ctx.socket(SocketType::Req).unwrap();
-            for s in [&mut rep, &mut req] {
-                s.set_linger(0).unwrap();
-                s.set_rcvtimeo(5_000).unwrap();
-            }
-            rep.set_heartbeat_ivl(20).unwrap();
-            rep.set_heartbeat_timeout(100).unwrap();
-            rep.bind(&endpoint).unwrap();
-            req.connect(&rep.last_endpoint().unwrap()).unwrap();
+            let kinds = (SocketType::Rep, SocketType::Req);
+            let (mut rep, mut req) = connected(&ctx, &endpoint, kinds, |rep| {
+                rep.set_heartbeat_ivl(20).unwrap();
+                rep.set_heartbeat_timeout(100).unwrap();
+            });
             let slow = std::thread::spawn(move || {
                 // A first round trip, so that the connection is made before the wait.
                 let msg = rep.recv(RecvFlags::empty())?;
@@ -488,14 +499,8 @@ mod tests {
         let writes = || BORROWED_WRITES.with(std::cell::Cell::get);
         let ctx = Context::new();
         let endpoint = endpoints()[1].clone();
-        let mut rep = ctx.socket(SocketType::Rep).unwrap();
-        let mut req = ctx.socket(SocketType::Req).unwrap();
-        for s in [&mut rep, &mut req] {
-            s.set_linger(0).unwrap();
-            s.set_rcvtimeo(10_000).unwrap();
-        }
-        rep.bind(&endpoint).unwrap();
-        req.connect(&rep.last_endpoint().unwrap()).unwrap();
+        let kinds = (SocketType::Rep, SocketType::Req);
+        let (mut rep, mut req) = connected(&ctx, &endpoint, kinds, |_| {});
         let echo = std::thread::spawn(move || {
             for _ in 0..21 {
                 let msg = rep.recv(RecvFlags::empty())?;
