@@ -26,6 +26,48 @@ static void alarm_in (int ms)
     setitimer (ITIMER_REAL, &t, NULL);
 }
 
+/* A REQ waiting for its answer over `endpoint`: a signal ends its zmq_recv and its
+   zmq_poll with EINTR (two alarms), and the answers that come afterwards still arrive. */
+static void answer_interrupted (void *ctx, const char *endpoint)
+{
+    char buf[16];
+    char resolved[256];
+    void *rep = zmq_socket (ctx, ZMQ_REP);
+    void *req = zmq_socket (ctx, ZMQ_REQ);
+    CHECK (bind_resolved (rep, endpoint, resolved, sizeof resolved) == 0);
+    CHECK (zmq_connect (req, resolved) == 0);
+    set_timeouts (rep, 2000);
+    set_timeouts (req, 2000);
+    /* One round trip first, so that a tcp or ipc connection is up before the waits. */
+    CHECK (send_str (req, "hello", 0) == 5);
+    CHECK (recv_str (rep, buf, sizeof buf, 0) == 5);
+    CHECK (send_str (rep, "hi", 0) == 2);
+    CHECK (recv_str (req, buf, sizeof buf, 0) == 2);
+    set_timeouts (req, -1);
+    int before = alarms;
+    CHECK (send_str (req, "question", 0) == 8);
+    CHECK (recv_str (rep, buf, sizeof buf, 0) == 8);
+    alarm_in (100);
+    CHECK_ERR (zmq_recv (req, buf, sizeof buf, 0), EINTR);
+    CHECK (alarms == before + 1);
+    /* The answer that comes later is still received. */
+    CHECK (send_str (rep, "answer", 0) == 6);
+    set_timeouts (req, 2000);
+    CHECK (recv_str (req, buf, sizeof buf, 0) == 6);
+    /* So is a zmq_poll that waits for the next answer (it waits awake first too). */
+    CHECK (send_str (req, "again", 0) == 5);
+    CHECK (recv_str (rep, buf, sizeof buf, 0) == 5);
+    zmq_pollitem_t answer[] = {{req, 0, ZMQ_POLLIN, 0}};
+    alarm_in (100);
+    CHECK_ERR (zmq_poll (answer, 1, -1), EINTR);
+    CHECK (alarms == before + 2);
+    CHECK (send_str (rep, "answer", 0) == 6);
+    CHECK (zmq_poll (answer, 1, 2000) == 1 && answer[0].revents == ZMQ_POLLIN);
+    CHECK (recv_str (req, buf, sizeof buf, 0) == 6);
+    zmq_close (req);
+    zmq_close (rep);
+}
+
 int main (void)
 {
     struct sigaction sa;
@@ -67,34 +109,12 @@ int main (void)
     CHECK (recv_str (pull, buf, sizeof buf, 0) == 5);
 
     /* A receive that waits for an answer (a REQ that sent; ferromq waits awake for a while
-       first, then sleeps) is interrupted too. */
-    void *rep = zmq_socket (ctx, ZMQ_REP);
-    void *req = zmq_socket (ctx, ZMQ_REQ);
-    zmq_setsockopt (req, ZMQ_LINGER, &linger, sizeof linger);
-    CHECK (zmq_bind (rep, "inproc://eintr-answer") == 0);
-    CHECK (zmq_connect (req, "inproc://eintr-answer") == 0);
-    CHECK (send_str (req, "question", 0) == 8);
-    set_timeouts (rep, 2000);
-    CHECK (recv_str (rep, buf, sizeof buf, 0) == 8);
-    alarm_in (100);
-    CHECK_ERR (zmq_recv (req, buf, sizeof buf, 0), EINTR);
-    CHECK (alarms == 4);
-    /* The answer that comes later is still received. */
-    CHECK (send_str (rep, "answer", 0) == 6);
-    set_timeouts (req, 2000);
-    CHECK (recv_str (req, buf, sizeof buf, 0) == 6);
-    /* So is a zmq_poll that waits for the next answer (it waits awake first too). */
-    CHECK (send_str (req, "again", 0) == 5);
-    CHECK (recv_str (rep, buf, sizeof buf, 0) == 5);
-    zmq_pollitem_t answer[] = {{req, 0, ZMQ_POLLIN, 0}};
-    alarm_in (100);
-    CHECK_ERR (zmq_poll (answer, 1, -1), EINTR);
-    CHECK (alarms == 5);
-    CHECK (send_str (rep, "answer", 0) == 6);
-    CHECK (zmq_poll (answer, 1, 2000) == 1 && answer[0].revents == ZMQ_POLLIN);
-    CHECK (recv_str (req, buf, sizeof buf, 0) == 6);
-    zmq_close (req);
-    zmq_close (rep);
+       first, then sleeps, on tcp and ipc polling the connection it borrowed from its I/O
+       thread) is interrupted too, over each transport. */
+    answer_interrupted (ctx, "inproc://eintr-answer");
+    answer_interrupted (ctx, "tcp://127.0.0.1:*");
+    answer_interrupted (ctx, "ipc://*");
+    CHECK (alarms == 9);
 
     zmq_close (push);
 
@@ -103,7 +123,7 @@ int main (void)
        closed, a second term completes. */
     alarm_in (100);
     CHECK_ERR (zmq_ctx_term (ctx), EINTR);
-    CHECK (alarms == 6);
+    CHECK (alarms == 10);
     CHECK_ERR (zmq_recv (pull, buf, sizeof buf, 0), ETERM);
     CHECK (zmq_socket (ctx, ZMQ_PAIR) == NULL && zmq_errno () == ETERM);
     zmq_close (pull);

@@ -10,7 +10,9 @@
 //!   an XPUB blocked in recv sees the subscription;
 //! - `term.c`: zmq_ctx_term ends zmq_proxy, zmq_poll and zmq_recv in other threads with
 //!   ETERM; the steerable proxy answers a REP control socket; term in a forked child;
-//! - `eintr.c`: SIGALRM ends blocking zmq_recv, zmq_send, zmq_poll and zmq_ctx_term with EINTR;
+//! - `eintr.c`: SIGALRM ends blocking zmq_recv, zmq_send, zmq_poll and zmq_ctx_term with EINTR,
+//!   including a REQ's wait for its answer over inproc, tcp and ipc (where ferromq polls the
+//!   connection it borrowed), and the answer still arrives afterwards;
 //! - `hwm.c`: an inproc binder's RCVHWM joins a pipe made by an earlier connect, and SNDHWM
 //!   set after connect reaches existing pipes (defect 6);
 //! - `probe.c`: ZMQ_PROBE_ROUTER sends the empty probe at attach (tcp, ipc, inproc).
