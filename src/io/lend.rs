@@ -523,4 +523,65 @@ mod tests {
         );
         echo.join().unwrap().unwrap();
     }
+
+    /// Everything at once, on two I/O threads: four REQs, each with its own tcp or ipc
+    /// connection, send bodies of 1 B to 600 KiB (past a Unix socket's buffer) with
+    /// heartbeats every 5 ms both ways; some of their waits time out (1 ms) and wait again,
+    /// some answers come late. Every answer arrives whole and in order, and the waits borrow.
+    #[test]
+    fn borrowed_waits_under_timeouts_heartbeats_and_large_bodies() {
+        const ROUNDS: usize = 400;
+        let ctx = Context::with_io_threads(2);
+        let mut clients = Vec::new();
+        for n in 0..4 {
+            let endpoint = endpoints()[n % 2].replace(".sock", &format!("-mix{n}.sock"));
+            let kinds = (SocketType::Rep, SocketType::Req);
+            let beats = |s: &mut crate::Socket| {
+                s.set_heartbeat_ivl(5).unwrap();
+                s.set_heartbeat_timeout(1_000).unwrap();
+            };
+            let (mut rep, mut req) = connected(&ctx, &endpoint, kinds, beats);
+            beats(&mut req);
+            let echo = std::thread::spawn(move || {
+                let mut rng = fastrand::Rng::with_seed(n as u64);
+                for _ in 0..ROUNDS {
+                    let msg = rep.recv(RecvFlags::empty()).unwrap();
+                    if rng.u8(..) < 20 {
+                        std::thread::sleep(Duration::from_millis(rng.u64(1..4)));
+                    }
+                    rep.send(msg, SendFlags::empty()).unwrap();
+                }
+            });
+            let client = std::thread::spawn(move || {
+                let mut rng = fastrand::Rng::with_seed(100 + n as u64);
+                let before = borrows();
+                for round in 0..ROUNDS {
+                    let len = match rng.u8(..4) {
+                        0 => rng.usize(1..100),
+                        1 => rng.usize(100..10_000),
+                        2 => rng.usize(10_000..200_000),
+                        _ => rng.usize(200_000..600_000),
+                    };
+                    let sent = body(round, len);
+                    req.send(sent.clone(), SendFlags::empty()).unwrap();
+                    let short = rng.bool();
+                    req.set_rcvtimeo(if short { 1 } else { 10_000 }).unwrap();
+                    let reply = loop {
+                        match req.recv(RecvFlags::empty()) {
+                            Ok(reply) => break reply,
+                            Err(Error::Again) => req.set_rcvtimeo(10_000).unwrap(),
+                            Err(e) => panic!("{endpoint} round {round}: {e:?}"),
+                        }
+                    };
+                    assert!(reply.as_slice() == &sent[..], "{endpoint} round {round}");
+                }
+                assert!(borrows() > before, "{endpoint}: no wait borrowed");
+            });
+            clients.push((client, echo));
+        }
+        for (client, echo) in clients {
+            client.join().unwrap();
+            echo.join().unwrap();
+        }
+    }
 }
