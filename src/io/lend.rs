@@ -37,9 +37,9 @@
 
 use std::collections::HashMap;
 use std::os::fd::{BorrowedFd, RawFd};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use rustix::event::{PollFd, PollFlags};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use crate::io::engine::LentRead;
 use crate::io::recv_buffers::RecvBuffers;
@@ -118,8 +118,8 @@ impl Lenders {
 }
 
 impl Lendable {
-    /// Borrows the connection when its engine is free and can be lent (see
-    /// `Engine::lend`); `None` otherwise, and the receive waits as before.
+    /// Borrows the connection when its engine can be lent (see `Engine::lend`), waiting for
+    /// its lock; `None` otherwise, and the receive waits as before.
     pub(crate) fn lend(self) -> Option<Borrowed> {
         let engine = self.engine.upgrade()?;
         let fd = engine.lock().lend(self.io.registry())?;
@@ -157,13 +157,13 @@ impl std::fmt::Debug for Borrowed {
     }
 }
 
-/// What a read of a borrowed connection came to.
+/// What a run of a borrowed connection came to.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum BorrowedRead {
     /// Read what there was (maybe nothing); the borrower looks at the socket and waits again.
     Read,
-    /// The I/O thread has the connection again (or is running it right now): wait on the
-    /// socket's eventfd alone.
+    /// The I/O thread took the connection back, or it ended: wait on the socket's eventfd
+    /// alone.
     Taken,
 }
 
