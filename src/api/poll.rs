@@ -276,12 +276,20 @@ fn wait_with(
     Ok((fds.iter().map(PollFd::revents).collect(), stream))
 }
 
-/// Borrows the lone connection of the first socket held exclusively (`PollItem::socket_mut`)
-/// that polls for input and waits for an answer (`answers`, as of the poll's start), as a
-/// blocking receive does (`io/lend.rs`): the poll then waits on its stream too and reads it
-/// itself, rather than waiting for the I/O thread to read it and wake the socket.
-fn borrow_one(items: &[PollItem<'_>], answers: &[bool]) -> Option<(usize, Borrowed)> {
-    let i = answers.iter().position(|&answer| answer)?;
+/// The first socket held exclusively (`PollItem::socket_mut`, as `zmq_poll` holds each C
+/// socket) that polls for input and waits for an answer: a poll borrows its lone connection,
+/// as a blocking receive does (`io/lend.rs`), and then waits on its stream too and reads it
+/// itself, rather than waiting for the I/O thread to read it and wake the socket. Asked once
+/// per poll, at its first wait, before `Awake::start` clears what it reads.
+fn answer_awaited(items: &[PollItem<'_>]) -> Option<usize> {
+    items.iter().position(|item| match &item.target {
+        Target::SocketMut(s) => item.events & POLLIN != 0 && s.awaits_answer(),
+        _ => false,
+    })
+}
+
+/// Borrows the lone connection of item `i`'s socket (see [`answer_awaited`]).
+fn borrow_for(items: &[PollItem<'_>], i: usize) -> Option<(usize, Borrowed)> {
     match &items.get(i)?.target {
         Target::SocketMut(s) => s.borrow_lone().map(|b| (i, b)),
         _ => None,
@@ -327,15 +335,9 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
     };
     let mut may_wait_awake = !has_fds;
     let mut awake: Option<Awake> = None;
-    // The sockets held exclusively that poll for input and wait for an answer, and the
-    // connection borrowed for one of them, given back when the poll returns.
-    let answers: Vec<bool> = items
-        .iter()
-        .map(|item| match &item.target {
-            Target::SocketMut(s) => item.events & POLLIN != 0 && s.awaits_answer(),
-            _ => false,
-        })
-        .collect();
+    // The item whose answer this poll waits for, as of its first wait (`answer_awaited`),
+    // and the connection borrowed for it, given back when the poll returns.
+    let mut answer: Option<Option<usize>> = None;
     let mut borrowed: Option<(usize, Borrowed)> = None;
     loop {
         let mut ready = 0;
@@ -370,6 +372,7 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
             }
             None => None,
         };
+        let answer = *answer.get_or_insert_with(|| answer_awaited(items));
         if let Some(a) = &mut awake {
             if !a.wait() {
                 // Not answered in time: one more look, then the kernel's wait.
@@ -385,8 +388,10 @@ pub fn poll(items: &mut [PollItem<'_>], timeout_ms: i64) -> Result<usize> {
                 continue;
             }
         }
-        if borrowed.is_none() && answers.contains(&true) {
-            borrowed = borrow_one(items, &answers);
+        if borrowed.is_none()
+            && let Some(i) = answer
+        {
+            borrowed = borrow_for(items, i);
         }
         let stream = borrowed.as_ref().map(|(_, b)| b.poll_fd());
         let (woken, ready) = wait_with(items, stream, left)?;

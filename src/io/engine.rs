@@ -1049,7 +1049,7 @@ fn handle_command(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use crate::{Context, RecvFlags, SendFlags, SocketType};
 
     /// Polls that run out make the next chances pass unpolled, more of them each time, even
@@ -1090,9 +1090,11 @@ mod tests {
     const ROUNDS: usize = 4;
     const ROUND_TRIPS: usize = 1_000;
 
-    fn endpoints() -> [String; 2] {
+    /// A tcp endpoint to bind (any port) and an ipc one (a fresh path): the two transports
+    /// an engine runs (the lend tests use them too).
+    pub(crate) fn endpoints() -> [String; 2] {
         let ipc = std::env::temp_dir().join(format!(
-            "ferromq-engine-pingpong-{}-{:x}.sock",
+            "ferromq-engine-{}-{:x}.sock",
             std::process::id(),
             fastrand::u64(..)
         ));

@@ -247,19 +247,8 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::{borrowed_reads, borrows, BORROWED_WRITES};
+    use crate::io::engine::tests::endpoints;
     use crate::{poll, Context, Error, PollItem, RecvFlags, SendFlags, SocketType, POLLIN};
-
-    fn endpoints() -> [String; 2] {
-        let ipc = std::env::temp_dir().join(format!(
-            "ferromq-lend-{}-{:x}.sock",
-            std::process::id(),
-            fastrand::u64(..)
-        ));
-        [
-            "tcp://127.0.0.1:*".to_owned(),
-            format!("ipc://{}", ipc.display()),
-        ]
-    }
 
     /// A body of `len` bytes that differs per round, to tell answers apart.
     fn body(round: usize, len: usize) -> Vec<u8> {
