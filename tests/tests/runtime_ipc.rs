@@ -49,3 +49,92 @@ fn rebinding_a_path_right_after_close_keeps_the_new_file() {
     }
     ctx.term();
 }
+
+/// `SO_SNDBUF` of a descriptor, in bytes as the kernel reports it.
+fn send_buffer(fd: i32) -> i32 {
+    let mut value: libc::c_int = 0;
+    let mut len = libc::socklen_t::try_from(std::mem::size_of::<libc::c_int>()).expect("len");
+    // SAFETY: `value` and `len` are valid for writes of the sizes given; a bad fd only fails.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            std::ptr::addr_of_mut!(value).cast(),
+            &raw mut len,
+        )
+    };
+    assert_eq!(rc, 0, "getsockopt(SO_SNDBUF) on fd {fd}");
+    value
+}
+
+/// A reader of `socket`'s monitor events of the kind `event`, connected before anything
+/// happens (events nobody reads are dropped).
+fn watch(ctx: &Context, socket: &mut ferromq::Socket, name: &str, event: u16) -> ferromq::Socket {
+    socket.monitor(name, event).expect("monitor");
+    let mut events = ctx.socket(SocketType::Pair).expect("pair");
+    events.set_rcvtimeo(5000).expect("rcvtimeo");
+    events.connect(name).expect("connect monitor");
+    events
+}
+
+/// The descriptor the next fd-carrying monitor event names.
+fn event_fd(events: &mut ferromq::Socket) -> i32 {
+    let frames = events
+        .recv_multipart(RecvFlags::empty())
+        .expect("a monitor event");
+    let event = ferromq::monitor::MonitorEvent::parse(&frames).expect("event");
+    i32::try_from(event.value).expect("an fd")
+}
+
+/// Both ends of an ipc connection get a send buffer above the OS default, which is smaller
+/// than one 256 KiB message (`transport::ipc::IPC_SNDBUF` says why), whatever ZMQ_SNDBUF says:
+/// libzmq applies that option to tcp only.
+#[test]
+fn both_ends_of_an_ipc_connection_send_through_a_raised_buffer() {
+    use std::os::fd::AsRawFd;
+    let (plain, _other) = std::os::unix::net::UnixStream::pair().expect("socketpair");
+    let default = send_buffer(plain.as_raw_fd());
+    let ctx = Context::new();
+    let mut pull = ctx.socket(SocketType::Pull).expect("pull");
+    let mut accepted = watch(
+        &ctx,
+        &mut pull,
+        "inproc://ipc-sndbuf-accepted",
+        ferromq::monitor::EVENT_ACCEPTED,
+    );
+    let mut push = ctx.socket(SocketType::Push).expect("push");
+    push.set(ferromq::option::typed::ZMQ_SNDBUF, Some(4096))
+        .expect("sndbuf");
+    let mut connected = watch(
+        &ctx,
+        &mut push,
+        "inproc://ipc-sndbuf-connected",
+        ferromq::monitor::EVENT_CONNECTED,
+    );
+    let endpoint = format!(
+        "ipc://{}",
+        std::env::temp_dir()
+            .join(format!("ferromq-ipc-sndbuf-{}.sock", std::process::id()))
+            .display()
+    );
+    pull.bind(&endpoint).expect("bind");
+    push.connect(&endpoint).expect("connect");
+    let ends = [
+        ("accepted", event_fd(&mut accepted)),
+        ("connected", event_fd(&mut connected)),
+    ];
+    for (end, fd) in ends {
+        let size = send_buffer(fd);
+        assert!(
+            size > default,
+            "the {end} end's send buffer is {size} bytes, the OS default {default}"
+        );
+    }
+    push.send("after", SendFlags::empty()).expect("send");
+    pull.set_rcvtimeo(5000).expect("rcvtimeo");
+    let got = pull.recv(RecvFlags::empty()).expect("delivered");
+    assert_eq!(got.as_slice(), b"after");
+    drop((push, pull, accepted, connected));
+    ctx.term();
+}
