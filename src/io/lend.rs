@@ -480,8 +480,8 @@ mod tests {
         );
     }
 
-    /// A request larger than the socket's buffer (1 MiB over ipc, whose buffer holds about
-    /// 214 KiB) is finished by the waiting thread: it waits for room as well as for the
+    /// A request larger than the socket's buffer (4 MiB over ipc, whose buffer holds at most
+    /// 1 MiB: `transport::ipc::IPC_SNDBUF`) is finished by the waiting thread: it waits for room as well as for the
     /// answer, and writes the rest itself. Every answer arrives whole.
     #[test]
     fn the_rest_of_a_large_request_is_written_by_the_waiting_thread() {
@@ -501,7 +501,7 @@ mod tests {
         req.recv(RecvFlags::empty()).unwrap();
         let before = writes();
         for round in 0..20 {
-            let sent = body(round, 1024 * 1024);
+            let sent = body(round, 4 * 1024 * 1024);
             req.send(sent.clone(), SendFlags::empty()).unwrap();
             let reply = req.recv(RecvFlags::empty()).unwrap();
             assert!(reply.as_slice() == &sent[..], "round {round}");
@@ -514,7 +514,7 @@ mod tests {
     }
 
     /// Everything at once, on two I/O threads: four REQs, each with its own tcp or ipc
-    /// connection, send bodies of 1 B to 600 KiB (past a Unix socket's buffer) with
+    /// connection, send bodies of 1 B to 2.4 MiB (past a Unix socket's buffer) with
     /// heartbeats every 5 ms both ways; some of their waits time out (1 ms) and wait again,
     /// some answers come late. Every answer arrives whole and in order, and the waits borrow.
     #[test]
@@ -549,7 +549,7 @@ mod tests {
                         0 => rng.usize(1..100),
                         1 => rng.usize(100..10_000),
                         2 => rng.usize(10_000..200_000),
-                        _ => rng.usize(200_000..600_000),
+                        _ => rng.usize(200_000..2_500_000),
                     };
                     let sent = body(round, len);
                     req.send(sent.clone(), SendFlags::empty()).unwrap();
