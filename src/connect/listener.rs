@@ -224,7 +224,6 @@ pub(crate) async fn accept_loop(
                     match accepted {
                         Ok((stream, _)) if !ipc_admits(&link.options, &stream) => {}
                         Ok((stream, _)) => {
-                            crate::transport::ipc::tune_stream(&stream);
                             spawn_session(&link, AsyncStream::Unix(stream), &lctl, &endpoint);
                         }
                         Err(e) => accept_failed(&link, e, &endpoint).await,

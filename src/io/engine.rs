@@ -65,6 +65,19 @@ const WRITE_BYTES: usize = 1024 * 1024;
 /// the larger batches, which the 256 KiB two-process stream needs: a cap for every engine
 /// that shares a thread cost local_thr/remote_thr a quarter at 64 and 256 KiB.
 const SHARED_WRITE_BYTES: usize = 256 * 1024;
+/// The send buffer an ipc stream asks for (`Stream::set_ipc_send_buffer`) the first time it
+/// writes a body queued by reference (larger than the encoder's copy threshold), so that
+/// such a write (up to `WRITE_BYTES`) can be taken whole. A Unix stream socket bounds what is
+/// in flight by its sender's buffer alone (no window, no autotuning, unlike tcp), and the OS
+/// default (`net.core.wmem_default`, 208 KiB on most systems) holds less than one 256 KiB
+/// message: the sender stopped inside every large message until the reader had drained it,
+/// each side waiting on the other once a message. The kernel doubles the request, so this
+/// gives 1 MiB where `net.core.wmem_max` allows and 416 KiB on a stock system. ipc 256 KiB
+/// `local_thr` went from 13.5 k to 22.4 k msg/s (issue 18, session 31). Only then: with the
+/// larger buffer from the start, small-message ipc rows of the comparison matrix went 4-10%
+/// slower (the sender runs further ahead of its reader, out of its cache). The buffer is a
+/// limit, not memory: bytes are held only while the reader lags.
+const IPC_SEND_BUFFER: usize = 512 * 1024;
 /// Frames taken from the outbound pipe, since the last yield, that make the engine yield the
 /// CPU once before it sleeps on an empty pipe (see `Engine::pump_out`).
 const YIELD_AFTER: usize = 64;
@@ -237,6 +250,8 @@ pub(crate) struct Engine {
     recv_lowat: usize,
     /// `WINDOW_MARK` was set (or tried) once to grow the receive buffer.
     window_grown: bool,
+    /// `IPC_SEND_BUFFER` was asked for (or the stream is tcp, which needs no asking).
+    send_grown: bool,
     /// A message was delivered and nothing written since: the peer streams to us rather than
     /// waiting for a reply (see [`Engine::sleep_until`]).
     streaming: bool,
@@ -301,6 +316,7 @@ impl Engine {
             after_large: false,
             recv_lowat: 1,
             window_grown: false,
+            send_grown: false,
             streaming: false,
             stalled: None,
             readable: true,
@@ -897,6 +913,10 @@ impl Engine {
                     _ => Step::Idle,
                 });
             }
+            if !self.send_grown && self.encoder.len() > self.encoder.copied() {
+                self.send_grown = true;
+                let _ = self.stream.set_ipc_send_buffer(IPC_SEND_BUFFER);
+            }
             let mut slices = [IoSlice::new(&[]); MAX_SLICES];
             let limit = if std::mem::take(&mut piece) && self.encoder.len() >= PIECE_FROM {
                 #[cfg(test)]
@@ -916,8 +936,9 @@ impl Engine {
                     // nothing queued behind it (request-reply), the write that would only
                     // say `EAGAIN` is skipped, as the read side skips the one after a short
                     // read: one system call per 256 KiB message over ipc, whose socket buffer
-                    // holds about 214 KiB (issue 18, session 18); room is first waited for
-                    // awake a while where that pays (see `MID_FRAME_SPIN`). A stream retries
+                    // held about 214 KiB then (issue 18, session 18; `IPC_SEND_BUFFER` since);
+                    // room is first waited for awake a while where that pays (see
+                    // `MID_FRAME_SPIN`). A stream retries
                     // at once: its reader drains the buffer meanwhile, and sleeping on every
                     // short write cost an ipc 1 KiB stream 8% (3.50 -> 3.22 M msg/s, 2,700
                     // `sendmsg` fewer but 1,000 more sleeps in `epoll_wait` per 2 M messages).

@@ -481,8 +481,9 @@ mod tests {
     }
 
     /// A request larger than the socket's buffer (4 MiB over ipc, whose buffer holds at most
-    /// 1 MiB: `transport::ipc::IPC_SNDBUF`) is finished by the waiting thread: it waits for room as well as for the
-    /// answer, and writes the rest itself. Every answer arrives whole.
+    /// 1 MiB once large bodies widen it: `engine::IPC_SEND_BUFFER`) is finished by the waiting
+    /// thread: it waits for room as well as for the answer, and writes the rest itself. Every
+    /// answer arrives whole.
     #[test]
     fn the_rest_of_a_large_request_is_written_by_the_waiting_thread() {
         let writes = || BORROWED_WRITES.with(std::cell::Cell::get);

@@ -160,6 +160,16 @@ impl Stream {
         ready && !failed.get()
     }
 
+    /// Asks for an ipc stream's send buffer of `bytes` (`SO_SNDBUF`; Linux caps the request at
+    /// `net.core.wmem_max` and doubles it). A tcp stream is left alone (`Ok(false)`): its
+    /// buffer autotunes, and setting one would fix it.
+    pub(crate) fn set_ipc_send_buffer(&self, bytes: usize) -> io::Result<bool> {
+        let Stream::Unix(s) = self else {
+            return Ok(false);
+        };
+        SockRef::from(s).set_send_buffer_size(bytes).map(|()| true)
+    }
+
     /// Sets `SO_RCVLOWAT` on a tcp stream: the kernel then signals readability (wakes the I/O
     /// thread's `epoll_wait`) only once `bytes` are queued, or the peer closed, or the receive
     /// window or memory is nearly exhausted (Linux's `tcp_data_ready`, since 4.18), and it

@@ -4,30 +4,13 @@
 
 use std::ffi::OsStr;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::transport::bind_failure::BindFailure;
-
-/// The send buffer asked for on every ipc connection, both ends. A Unix stream socket bounds
-/// what is in flight by its sender's buffer alone (there is no receive window and no
-/// autotuning, unlike tcp), and the OS default (`net.core.wmem_default`, 208 KiB on most
-/// systems) is less than one 256 KiB message: the sender then stops inside every large
-/// message until the reader has drained it, and each side waits on the other once per
-/// message. The kernel caps the request at `net.core.wmem_max` and doubles it, so this gives
-/// 1 MiB where that maximum allows and twice the default (416 KiB) on a stock system. The
-/// buffer is kernel memory used only while the reader lags. libzmq applies neither ZMQ_SNDBUF
-/// nor ZMQ_RCVBUF to ipc, and neither does ferromq: this is the transport's own setting.
-const IPC_SNDBUF: usize = 512 * 1024;
-
-/// Sizes a connected or accepted ipc stream's send buffer (`IPC_SNDBUF`). A refusal leaves
-/// the OS default, which only costs speed.
-pub(crate) fn tune_stream(stream: &impl AsFd) {
-    let _ = socket2::SockRef::from(stream).set_send_buffer_size(IPC_SNDBUF);
-}
 
 fn abstract_name(path: &str) -> Option<&str> {
     path.strip_prefix('@')
@@ -47,7 +30,6 @@ pub(crate) fn ipc_connect(
     // rather than fail with EAGAIN.
     socket.connect(&addr).map_err(|_| Some(fd))?;
     socket.set_nonblocking(true).map_err(|_| Some(fd))?;
-    tune_stream(&socket);
     tokio::net::UnixStream::from_std(UnixStream::from(OwnedFd::from(socket))).map_err(|_| Some(fd))
 }
 

@@ -87,16 +87,18 @@ fn event_fd(events: &mut ferromq::Socket) -> i32 {
     i32::try_from(event.value).expect("an fd")
 }
 
-/// Both ends of an ipc connection get a send buffer above the OS default, which is smaller
-/// than one 256 KiB message (`transport::ipc::IPC_SNDBUF` says why), whatever ZMQ_SNDBUF says:
-/// libzmq applies that option to tcp only.
+/// An ipc connection's end asks for a larger send buffer than the OS default once it writes a
+/// large body (the engine's `IPC_SEND_BUFFER` says why), and only then, whatever ZMQ_SNDBUF
+/// says (libzmq applies that option to tcp only): small messages leave both ends' buffers
+/// as they were, and the end that never sent a large body keeps its default.
 #[test]
-fn both_ends_of_an_ipc_connection_send_through_a_raised_buffer() {
+fn an_ipc_connection_widens_its_send_buffer_for_large_bodies() {
     use std::os::fd::AsRawFd;
     let (plain, _other) = std::os::unix::net::UnixStream::pair().expect("socketpair");
     let default = send_buffer(plain.as_raw_fd());
     let ctx = Context::new();
     let mut pull = ctx.socket(SocketType::Pull).expect("pull");
+    pull.set_rcvtimeo(5000).expect("rcvtimeo");
     let mut accepted = watch(
         &ctx,
         &mut pull,
@@ -120,21 +122,23 @@ fn both_ends_of_an_ipc_connection_send_through_a_raised_buffer() {
     );
     pull.bind(&endpoint).expect("bind");
     push.connect(&endpoint).expect("connect");
-    let ends = [
-        ("accepted", event_fd(&mut accepted)),
-        ("connected", event_fd(&mut connected)),
-    ];
-    for (end, fd) in ends {
-        let size = send_buffer(fd);
-        assert!(
-            size > default,
-            "the {end} end's send buffer is {size} bytes, the OS default {default}"
-        );
+    let (pull_end, push_end) = (event_fd(&mut accepted), event_fd(&mut connected));
+    for round in 0..100 {
+        push.send(format!("small {round}"), SendFlags::empty())
+            .expect("send");
+        pull.recv(RecvFlags::empty()).expect("small delivered");
     }
-    push.send("after", SendFlags::empty()).expect("send");
-    pull.set_rcvtimeo(5000).expect("rcvtimeo");
-    let got = pull.recv(RecvFlags::empty()).expect("delivered");
-    assert_eq!(got.as_slice(), b"after");
+    assert_eq!(send_buffer(push_end), default, "after small messages");
+    let large = vec![7u8; 1024 * 1024];
+    push.send(large.clone(), SendFlags::empty()).expect("send");
+    let got = pull.recv(RecvFlags::empty()).expect("large delivered");
+    assert!(got.as_slice() == &large[..], "the large body arrived whole");
+    let widened = send_buffer(push_end);
+    assert!(
+        widened > default,
+        "the sending end's buffer is {widened} bytes after a large body, the OS default {default}"
+    );
+    assert_eq!(send_buffer(pull_end), default, "the end that only received");
     drop((push, pull, accepted, connected));
     ctx.term();
 }
