@@ -85,10 +85,11 @@ const SHARED_WRITE_BYTES: usize = 256 * 1024;
 /// message: the sender stopped inside every large message until the reader had drained it,
 /// each side waiting on the other once a message. The kernel doubles the request, so this
 /// gives 1 MiB where `net.core.wmem_max` allows and 416 KiB on a stock system. ipc 256 KiB
-/// `local_thr` went from 13.5 k to 22.4 k msg/s (issue 18, session 31). Only then: with the
-/// larger buffer from the start, small-message ipc rows of the comparison matrix went 4-10%
-/// slower (the sender runs further ahead of its reader, out of its cache). The buffer is a
-/// limit, not memory: bytes are held only while the reader lags.
+/// `local_thr` went from 13.6 k to 21.6 k msg/s unpinned and from 13.9 k to 23.4 k pinned
+/// (medians of 5; issue 18, session 31). Only then: with the larger buffer from the start,
+/// small-message ipc rows of the comparison matrix went 4-10% slower (the sender runs further
+/// ahead of its reader, out of its cache). The buffer is a limit, not memory: bytes are held
+/// only while the reader lags.
 const IPC_SEND_BUFFER: usize = 512 * 1024;
 /// Frames taken from the outbound pipe, since the last yield, that make the engine yield the
 /// CPU once before it sleeps on an empty pipe (see `Engine::pump_out`).
@@ -262,7 +263,8 @@ pub(crate) struct Engine {
     recv_lowat: usize,
     /// `WINDOW_MARK` was set (or tried) once to grow the receive buffer.
     window_grown: bool,
-    /// `IPC_SEND_BUFFER` was asked for (or the stream is tcp, which needs no asking).
+    /// The first body by reference was written: `IPC_SEND_BUFFER` was asked for (a tcp
+    /// stream is left alone).
     send_grown: bool,
     /// A message was delivered and nothing written since: the peer streams to us rather than
     /// waiting for a reply (see [`Engine::sleep_until`]).
@@ -972,10 +974,10 @@ impl Engine {
                     // read: one system call per 256 KiB message over ipc, whose socket buffer
                     // held about 214 KiB then (issue 18, session 18; `IPC_SEND_BUFFER` since);
                     // room is first waited for awake a while where that pays (see
-                    // `MID_FRAME_SPIN`). A stream retries
-                    // at once: its reader drains the buffer meanwhile, and sleeping on every
-                    // short write cost an ipc 1 KiB stream 8% (3.50 -> 3.22 M msg/s, 2,700
-                    // `sendmsg` fewer but 1,000 more sleeps in `epoll_wait` per 2 M messages).
+                    // `MID_FRAME_SPIN`). A stream retries at once: its reader drains the
+                    // buffer meanwhile, and sleeping on every short write cost an ipc 1 KiB
+                    // stream 8% (3.50 -> 3.22 M msg/s, 2,700 `sendmsg` fewer but 1,000 more
+                    // sleeps in `epoll_wait` per 2 M messages).
                     let asked: usize = slices[..n].iter().map(|s| s.len()).sum();
                     if written < asked && lone {
                         self.writable = self.spin.wait(&self.stream, true);
