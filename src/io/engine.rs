@@ -297,9 +297,6 @@ pub(crate) struct Engine {
     /// Large answers are written in two pieces (see `FIRST_PIECE`): the process is pinned to
     /// one CPU.
     pieces: bool,
-    /// A stream's received messages are handed over when reading stops (see
-    /// [`Engine::pump_in`]): an ipc connection in a process pinned to one CPU.
-    batch_handover: bool,
     /// Most bytes pending in the encoder before it writes: `WRITE_BYTES`, or
     /// `SHARED_WRITE_BYTES` while the connection's other end runs on this I/O thread.
     write_bytes: usize,
@@ -318,7 +315,6 @@ impl Engine {
     ) -> Engine {
         let pinned = cpus_allowed() == Some(1);
         let spin = MidFrameSpin::new(&stream, pinned);
-        let batch_handover = pinned && matches!(stream, Stream::Unix(_));
         Engine {
             stream,
             pipes: Some(pipes),
@@ -351,7 +347,6 @@ impl Engine {
             spin,
             told_answering: false,
             pieces: pinned,
-            batch_handover,
             write_bytes: WRITE_BYTES,
             lent: false,
         }
@@ -642,9 +637,16 @@ impl Engine {
         self.end = Some(EngineEnd::Finished);
     }
 
+    /// A stream's received messages are handed over when reading stops (see
+    /// [`Engine::pump_in`]): an ipc connection in a process pinned to one CPU.
+    fn batch_handover(&self) -> bool {
+        self.pieces && matches!(self.stream, Stream::Unix(_))
+    }
+
     /// Reads and delivers; `Ok(true)` when it stopped at the end of its turn with the stream
     /// still readable.
     fn pump_in(&mut self, spares: &mut RecvBuffers) -> Result<bool, Error> {
+        let batch_handover = self.batch_handover();
         let Some(pipes) = self.pipes.as_mut() else {
             return Ok(false);
         };
@@ -707,7 +709,7 @@ impl Engine {
             // `local_thr` pinned went from 80 k to 127 k msg/s, 1 KiB from 3.7 M to 4.8 M
             // (issue 18, session 31). Over tcp the same made 64 KiB 8% slower in three
             // alternated sets (1 KiB 12% faster), so tcp hands each read's messages over.
-            if !self.batch_handover || !stream_before || !self.readable || turn >= TURN_BYTES {
+            if !batch_handover || !stream_before || !self.readable || turn >= TURN_BYTES {
                 pipes.to_socket.flush();
             } else {
                 #[cfg(test)]
