@@ -25,10 +25,15 @@
 #   MACHINE     machine description recorded in the CSV (default: CPU model and core count)
 #   THR_SECONDS rough length of one throughput run (0.5); counts are sized from it
 #   RUN_LIMIT   seconds one program may run before it is stopped and its run left out (120)
+#   FLOOR       1: also run the same transfers with no ZMQ (raw_tcp.c, raw_lat.c: blocking
+#               read/write over the same tcp or ipc, placed the same), interleaved with both
+#               libraries, for every tcp and ipc latency row and the throughput rows from
+#               64 KiB (below that a write per message is no ceiling: both libraries put many
+#               messages in one write); the CSV's floor columns stay empty without it
 # Figures from a shared machine are noisy; the ratios, from interleaved runs, are what to compare.
 #
-# The ceiling under the tcp throughput rows: ffi/perf/raw_tcp.c moves the same bytes through
-# loopback tcp with no ZMQ (blocking write/read, placed as here); its header says how to run it.
+# What no library can beat, the floor (FLOOR=1): ffi/perf/raw_tcp.c and raw_lat.c move the same
+# bytes through loopback tcp or a Unix socket with no ZMQ; their headers say how to run them alone.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -47,6 +52,16 @@ trap 'rm -rf "$work"' EXIT
 . "$root/ffi/perf/build.sh"
 build_both local_thr remote_thr local_lat remote_lat inproc_thr inproc_lat
 read -r cpu_recv cpu_send <<<"$(pin_cpus)"
+floor="${FLOOR:-0}"
+if [ "$floor" = 1 ]; then
+    if [ -z "${PERF_KIT:-}" ]; then
+        mkdir -p "$work/bin"
+        for raw in raw_tcp raw_lat; do cc -O2 -o "$work/bin/$raw" "$root/ffi/perf/$raw.c"; done
+    fi
+    for raw in raw_tcp raw_lat; do
+        [ -x "$work/bin/$raw" ] || { echo "FLOOR=1 needs $raw (ffi/perf/kit.sh builds it)" >&2 && exit 1; }
+    done
+fi
 
 # pin PLACEMENT ROLE (receiver|sender|both) COMMAND...
 pin() {
@@ -73,9 +88,16 @@ endpoint() { # endpoint TRANSPORT
     esac
 }
 
-# run LIB PLACEMENT TRANSPORT KIND SIZE COUNT -> prints msg/s (thr) or us (lat)
+# run LIB PLACEMENT TRANSPORT KIND SIZE COUNT -> prints msg/s (thr) or us (lat); LIB is
+# ferromq, libzmq or raw (no ZMQ: the floor)
 run() {
     local lib="$1" placement="$2" transport="$3" kind="$4" size="$5" count="$6"
+    local receiver=("$work/$lib/local_$kind") sender=("$work/$lib/remote_$kind")
+    if [ "$lib" = raw ] && [ "$kind" = thr ]; then
+        receiver=("$work/bin/raw_tcp" recv) sender=("$work/bin/raw_tcp" send)
+    elif [ "$lib" = raw ]; then
+        receiver=("$work/bin/raw_lat" local) sender=("$work/bin/raw_lat" remote)
+    fi
     local log="$work/out.log"
     # Each program under RUN_LIMIT seconds: a run that never ends (seen with Debian's libzmq
     # 4.3.4, unpinned ipc 64 B: its local_thr waiting forever after remote_thr had left) is
@@ -87,10 +109,10 @@ run() {
     else
         local ep
         ep="$(endpoint "$transport")"
-        pin "$placement" receiver timeout "$limit" "$work/$lib/local_$kind" "$ep" "$size" "$count" >"$log" &
+        pin "$placement" receiver timeout "$limit" "${receiver[@]}" "$ep" "$size" "$count" >"$log" &
         local server=$!
         sleep 0.2
-        pin "$placement" sender timeout "$limit" "$work/$lib/remote_$kind" "$ep" "$size" "$count" >>"$log" || status=$?
+        pin "$placement" sender timeout "$limit" "${sender[@]}" "$ep" "$size" "$count" >>"$log" || status=$?
         wait "$server" || status=$?
     fi
     if [ "$status" != 0 ]; then
@@ -113,7 +135,7 @@ thr_count() {
 lat_count() { if [ "$1" -le 1024 ]; then echo 5000; else echo 1000; fi; }
 
 csv="$work/result.csv"
-echo "machine,placement,transport,kind,size,count,unit,ferromq_median,libzmq_median,ratio,ferromq_runs,libzmq_runs" >"$csv"
+echo "machine,placement,transport,kind,size,count,unit,ferromq_median,libzmq_median,ratio,ferromq_runs,libzmq_runs,floor_median,floor_runs" >"$csv"
 echo "machine: $machine; libzmq: $libzmq_name; $runs runs each, interleaved ferromq/libzmq"
 echo "pinned: receiver on CPU $cpu_recv, sender on CPU $cpu_send"
 echo "ratio: throughput ferromq/libzmq, latency libzmq/ferromq (above 1: ferromq better)"
@@ -123,13 +145,21 @@ for placement in $placements; do
         for size in $sizes; do
             for kind in thr lat; do
                 if [ "$kind" = thr ]; then count="$(thr_count "$size")"; else count="$(lat_count "$size")"; fi
-                ours="" theirs=""
+                ours="" theirs="" raw=""
+                with_floor=0
+                if [ "$floor" = 1 ] && [ "$transport" != inproc ] && { [ "$kind" = lat ] || [ "$size" -ge 65536 ]; }; then
+                    with_floor=1
+                fi
                 for _ in $(seq "$runs"); do
                     ours="$ours $(run ferromq "$placement" "$transport" "$kind" "$size" "$count")"
                     theirs="$theirs $(run libzmq "$placement" "$transport" "$kind" "$size" "$count")"
+                    if [ "$with_floor" = 1 ]; then
+                        raw="$raw $(run raw "$placement" "$transport" "$kind" "$size" "$count")"
+                    fi
                 done
                 a="$(echo "$ours" | median)"
                 b="$(echo "$theirs" | median)"
+                c="$(echo "$raw" | median)"
                 if [ "$kind" = thr ]; then
                     unit="msg/s"
                     ratio="$(awk -v a="$a" -v b="$b" 'BEGIN {if (a > 0 && b > 0) printf "%.2f", a / b; else printf "n/a"}')"
@@ -137,9 +167,10 @@ for placement in $placements; do
                     unit="us"
                     ratio="$(awk -v a="$a" -v b="$b" 'BEGIN {if (a > 0 && b > 0) printf "%.2f", b / a; else printf "n/a"}')"
                 fi
-                printf '%-10s %-28s %14s %14s %7sx   (%s; runs:%s /%s)\n' "$placement" \
-                    "$transport/$kind/$size" "$a" "$b" "$ratio" "$unit" "$ours" "$theirs"
-                echo "$machine,$placement,$transport,$kind,$size,$count,$unit,$a,$b,$ratio,$(echo $ours),$(echo $theirs)" >>"$csv"
+                printf '%-10s %-28s %14s %14s %7sx   (%s; runs:%s /%s)%s\n' "$placement" \
+                    "$transport/$kind/$size" "$a" "$b" "$ratio" "$unit" "$ours" "$theirs" \
+                    "${c:+; no ZMQ: $c (runs:$raw)}"
+                echo "$machine,$placement,$transport,$kind,$size,$count,$unit,$a,$b,$ratio,$(echo $ours),$(echo $theirs),$c,$(echo $raw)" >>"$csv"
             done
         done
     done

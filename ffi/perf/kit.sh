@@ -50,7 +50,7 @@ else
         while read -r lib; do cp -L "$lib" "$work/syslib/"; done
 fi
 echo "$libzmq_name" >"$work/libzmq_name"
-# The no-ZMQ ceiling under the tcp throughput rows (its header says how to run it).
+# The no-ZMQ floors (compare.sh FLOOR=1; their headers say how to run them alone).
 mkdir -p "$work/bin"
-cc -O2 -o "$work/bin/raw_tcp" "$root/ffi/perf/raw_tcp.c"
+for raw in raw_tcp raw_lat; do cc -O2 -o "$work/bin/$raw" "$root/ffi/perf/$raw.c"; done
 du -sh "$work"

@@ -1,79 +1,50 @@
-/* The ceiling under libzmq's tcp throughput tools: the same bytes through loopback tcp with no
- * ZMQ at all, two processes, blocking write()/read(), so each side can be placed and measured
- * (taskset, perf stat) as ffi/perf/compare.sh places local_thr and remote_thr.
+/* The ceiling under libzmq's tcp and ipc throughput tools: the same bytes through loopback tcp
+ * or a Unix socket with no ZMQ at all, two processes, blocking write()/read(), so each side can
+ * be placed and measured (taskset, perf stat) as ffi/perf/compare.sh places local_thr and
+ * remote_thr (its FLOOR=1 runs this beside them).
  *
  *   cc -O2 -o raw_tcp ffi/perf/raw_tcp.c
  *   taskset -c 0 ./raw_tcp recv 5555 262144 20000 &
  *   sleep 0.2; taskset -c 1 ./raw_tcp send 5555 262144 20000 [BUFFERS [WRITE]]
  *
- * The receiver prints "mean throughput: N [msg/s]" as local_thr does, timed from the end of
- * the first message to the end of the last. Each message is SIZE bytes; the receiver reads
- * each into one SIZE buffer with blocking reads (each returns what has arrived). The sender
- * writes message k from buffer k % BUFFERS (1000 by default: ZMQ's default SNDHWM keeps up
- * to that many bodies in flight, so a ZMQ sender reads from that working set), WRITE bytes
- * per write() call (default: the whole message). Buffers are malloc'd and left unwritten,
- * as remote_thr leaves its message bodies. TCP_NODELAY on both sides, socket buffers left at
- * the OS default, as both libraries leave them. MSGS=N (environment) writes N messages per
- * writev instead.
+ * 5555 may be any ENDPOINT of raw_socket.h: "tcp://127.0.0.1:5555", or "ipc:///tmp/raw.ipc"
+ * for a Unix socket. The receiver prints "mean throughput: N [msg/s]" as local_thr does, timed
+ * from the end of the first message to the end of the last. Each message is SIZE bytes; the
+ * receiver reads each into one SIZE buffer with blocking reads (each returns what has
+ * arrived). The sender writes message k from buffer k % BUFFERS (1000 by default: ZMQ's
+ * default SNDHWM keeps up to that many bodies in flight, so a ZMQ sender reads from that
+ * working set), WRITE bytes per write() call (default: the whole message). Buffers are
+ * malloc'd and left unwritten, as remote_thr leaves its message bodies. MSGS=N (environment)
+ * writes N messages per writev instead.
  *
  * Environment, to move the raw stream towards what a ZMQ library does (give both sides the
  * same HEAD): TOUCH=1 fills the send buffers first; SRC=N starts them N bytes into a page
  * (0); HEAD=N writes N header bytes before each message in the same writev and reads them
  * on their own, as a ZMTP frame header (9 for a long frame); OFFSET=N starts the receive
  * buffer N bytes into a page (2048, where ferromq puts large bodies); RBUFS=N receives
- * message k into buffer k % N (1).
+ * message k into buffer k % N (1); RAW_SNDBUF as in raw_socket.h.
  */
-#define _GNU_SOURCE
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
+#include "raw_socket.h"
+
 #include <sys/uio.h>
-#include <time.h>
-#include <unistd.h>
-
-static double now (void)
-{
-    struct timespec t;
-    clock_gettime (CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static void die (const char *what)
-{
-    perror (what);
-    exit (1);
-}
 
 int main (int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf (stderr, "usage: raw_tcp recv|send PORT SIZE COUNT [BUFFERS [WRITE]]\n");
+        fprintf (stderr, "usage: raw_tcp recv|send ENDPOINT SIZE COUNT [BUFFERS [WRITE]]\n");
         return 1;
     }
     int sending = strcmp (argv[1], "send") == 0;
-    int port = atoi (argv[2]);
+    const char *endpoint = argv[2];
     size_t size = strtoul (argv[3], NULL, 10);
     long count = atol (argv[4]);
     long buffers = argc > 5 ? atol (argv[5]) : 1000;
     size_t chunk = argc > 6 ? strtoul (argv[6], NULL, 10) : size;
     if (size == 0 || count < 2 || buffers < 1 || chunk == 0)
         return 1;
-    struct sockaddr_in a;
-    memset (&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl (0x7f000001);
-    a.sin_port = htons (port);
-    int one = 1;
 
     if (sending) {
-        int s = socket (AF_INET, SOCK_STREAM, 0);
-        if (s < 0 || setsockopt (s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
-            die ("socket");
-        if (connect (s, (struct sockaddr *) &a, sizeof a) != 0)
-            die ("connect");
+        int s = raw_connect (endpoint);
         /* SRC: where in a page each buffer starts (default: page-aligned, as ferromq's
          * pooled bodies are). HEAD: bytes written before each message in the same writev
          * (as a ZMTP frame header goes before its body; 9 for a long frame). */
@@ -84,10 +55,7 @@ int main (int argc, char **argv)
             return 1;
         char **bufs = malloc (buffers * sizeof *bufs);
         for (long i = 0; i < buffers; i++) {
-            char *base = malloc (size + 8192);
-            if (!base)
-                die ("malloc");
-            bufs[i] = (char *) (((unsigned long) base + 4095) & ~4095UL) + src;
+            bufs[i] = raw_buffer (size, src);
             if (getenv ("TOUCH"))
                 memset (bufs[i], 1, size);
         }
@@ -146,14 +114,7 @@ int main (int argc, char **argv)
         return 0;
     }
 
-    int l = socket (AF_INET, SOCK_STREAM, 0);
-    if (l < 0 || setsockopt (l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0)
-        die ("socket");
-    if (bind (l, (struct sockaddr *) &a, sizeof a) != 0 || listen (l, 1) != 0)
-        die ("bind");
-    int s = accept (l, NULL, NULL);
-    if (s < 0 || setsockopt (s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
-        die ("accept");
+    int s = raw_accept (endpoint);
     /* Where in a page the receive buffer starts (OFFSET, default 2048, where ferromq places
      * large bodies): the kernel's copy is slow at some distances between its source and
      * destination on some CPUs (see docs/performance.md, "tcp 256 KiB latency"). */
@@ -164,12 +125,8 @@ int main (int argc, char **argv)
     if (rbufs < 1)
         return 1;
     char **bufs = malloc (rbufs * sizeof *bufs);
-    for (long i = 0; i < rbufs; i++) {
-        char *base = malloc (size + 8192);
-        if (!base)
-            die ("malloc");
-        bufs[i] = (char *) (((unsigned long) base + 4095) & ~4095UL) + offset;
-    }
+    for (long i = 0; i < rbufs; i++)
+        bufs[i] = raw_buffer (size, offset);
     size_t head = getenv ("HEAD") ? strtoul (getenv ("HEAD"), NULL, 10) : 0;
     double t0 = 0;
     for (long k = 0; k < count; k++) {

@@ -6,7 +6,7 @@
 //! This checks the tools, not the speed: `ffi/perf/compare.sh` measures.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 #[path = "../c/harness.rs"]
@@ -23,29 +23,38 @@ fn free_port() -> u16 {
 /// side that prints the figures.
 fn run_pair(dir: &Path, kind: &str, size: &str, count: &str) -> String {
     let endpoint = format!("tcp://127.0.0.1:{}", free_port());
-    let local = Command::new(dir.join(format!("local_{kind}")))
-        .args([endpoint.as_str(), size, count])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the local side");
+    let args = [endpoint.as_str(), size, count];
+    let (local, remote) = run_sides(
+        (&dir.join(format!("local_{kind}")), &args),
+        (&dir.join(format!("remote_{kind}")), &args),
+    );
+    let figures = if kind == "thr" { local } else { remote };
+    String::from_utf8_lossy(&figures.stdout).into_owned()
+}
+
+/// Starts the listening side, then the connecting one, each a program and its arguments;
+/// both must succeed within `LIMIT`.
+fn run_sides(local: (&Path, &[&str]), remote: (&Path, &[&str])) -> (Output, Output) {
+    let start = |(program, args): (&Path, &[&str])| {
+        Command::new(program)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start a side")
+    };
+    let what = format!("{} {:?}", local.0.display(), local.1);
+    let local = start(local);
     std::thread::sleep(Duration::from_millis(100));
-    let remote = Command::new(dir.join(format!("remote_{kind}")))
-        .args([endpoint.as_str(), size, count])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the remote side");
-    let remote = harness::wait_bounded(remote, LIMIT);
+    let remote = harness::wait_bounded(start(remote), LIMIT);
     let local = harness::wait_bounded(local, LIMIT);
     assert!(
         local.status.success() && remote.status.success(),
-        "{kind} {size} B:\nlocal: {}\nremote: {}",
+        "{what}:\nlocal: {}\nremote: {}",
         harness::text(&local),
         harness::text(&remote)
     );
-    let figures = if kind == "thr" { &local } else { &remote };
-    String::from_utf8_lossy(&figures.stdout).into_owned()
+    (local, remote)
 }
 
 fn check_tools(dir: &Path) {
@@ -172,6 +181,40 @@ fn perf_tools_against_libzmq() {
     build(&scratch, &scratch, false);
     check_tools(&scratch);
     check_scale(&scratch);
+}
+
+/// The no-ZMQ floor programs (`ffi/perf/raw_tcp.c`, `raw_lat.c`: compare.sh's FLOOR=1) move
+/// their bytes over tcp and ipc, ending on their own, and print the lines compare.sh reads.
+#[test]
+fn floor_programs_over_tcp_and_ipc() {
+    let scratch = harness::scratch_dir("c-perf-floor");
+    let root = harness::workspace_root();
+    let mut built = Vec::new();
+    for raw in ["raw_tcp", "raw_lat"] {
+        let output = scratch.join(raw);
+        let source = root.join(format!("ffi/perf/{raw}.c"));
+        harness::compile(&source, &root.join("ffi/perf"), &output, &[]);
+        built.push(output);
+    }
+    let ipc = scratch.join("floor.ipc");
+    let tcp = format!("tcp://127.0.0.1:{}", free_port());
+    for endpoint in [format!("ipc://{}", ipc.display()), tcp] {
+        let thr = ["65536", "300"];
+        let (local, _) = run_sides(
+            (&built[0], &["recv", &endpoint, thr[0], thr[1]]),
+            (&built[0], &["send", &endpoint, thr[0], thr[1]]),
+        );
+        let out = String::from_utf8_lossy(&local.stdout);
+        assert!(out.contains("message count: 300"), "{endpoint}: {out}");
+        assert!(out.contains("mean throughput:"), "{endpoint}: {out}");
+        let (_, remote) = run_sides(
+            (&built[1], &["local", &endpoint, "1000", "200"]),
+            (&built[1], &["remote", &endpoint, "1000", "200"]),
+        );
+        let out = String::from_utf8_lossy(&remote.stdout);
+        assert!(out.contains("roundtrip count: 200"), "{endpoint}: {out}");
+        assert!(out.contains("average latency:"), "{endpoint}: {out}");
+    }
 }
 
 /// The CURVE throughput program (ffi/perf/curve.sh runs it), against ferromq and against the
