@@ -32,8 +32,10 @@
 #               messages in one write); the CSV's floor columns stay empty without it
 # Figures from a shared machine are noisy; the ratios, from interleaved runs, are what to compare.
 #
-# What no library can beat, the floor (FLOOR=1): ffi/perf/raw_tcp.c and raw_lat.c move the same
-# bytes through loopback tcp or a Unix socket with no ZMQ; their headers say how to run them alone.
+# The floor (FLOOR=1) is what the kernel allows without a library: ffi/perf/raw_tcp.c and
+# raw_lat.c move the same bytes through loopback tcp or a Unix socket with no ZMQ (a ceiling
+# for the throughput rows, though not a strict one: a library that writes several bodies at once
+# can pass it; a floor under the latency rows). Their headers say how to run them alone.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
