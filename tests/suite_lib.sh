@@ -135,7 +135,8 @@ suite_check_loaded() {
     done <<< "${loaded:-none}"
 }
 
-suite_bad() { [ "$1" = failed ] || [ "$1" = timeout ]; }
+# Whether a result (its first word: run_one may add why, as in "failed (signal 6)") counts as bad.
+suite_bad() { [ "${1%% *}" = failed ] || [ "${1%% *}" = timeout ]; }
 
 # Runs `tests` on each of `sides`, `runs` times over, into $work/suite/runN (a log per test and
 # results.csv), with the caller's `run_one SIDE TEST LOG` (prints passed, failed, skipped or

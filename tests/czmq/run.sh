@@ -114,6 +114,6 @@ why() {
 }
 # A ferromq failure outside known_failures.txt runs once more before it counts (suite_run): for
 # zgossip, whose selftest expects alpha's two own PUBLISH commands to reach its zloop before
-# base forwards beta's first tuple, which a loaded 2-core machine breaks now and then
-# (zgossip.c:693).
+# base forwards beta's first tuple, which a 2-core machine breaks now and then, on either
+# library (zgossip.c:693, an assertion: the retry counts a crash as a failure too).
 suite_run
