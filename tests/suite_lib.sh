@@ -141,12 +141,14 @@ suite_bad() { [ "${1%% *}" = failed ] || [ "${1%% *}" = timeout ]; }
 # Runs `tests` on each of `sides`, `runs` times over, into $work/suite/runN (a log per test and
 # results.csv), with the caller's `run_one SIDE TEST LOG` (prints passed, failed, skipped or
 # timeout), `why LOG` (the first line saying why) and, if defined, `suite_log TEST` (the log's
-# file name; default the test's name). A ferromq failure outside the known list runs once more
-# before it counts. With `control`, prints the tests that pass on the control and fail on
+# file name; default the test's name). A ferromq failure outside the known list runs up to twice
+# more, and counts only if it fails each time: some suites' own tests race on a 2-core machine
+# with either library (CZMQ's zgossip failed 1 run in 10-15 there, independently from run to
+# run), so one retry still failed about one CI run in 70. With `control`, prints the tests that pass on the control and fail on
 # ferromq; with `check`, fails on a new failure, on a known failure that passes and on a known
 # failure that did not run. Returns 1 when a check failed.
 suite_run() {
-    local status=0 run out start side t r r2 failed log
+    local status=0 run out start side t r first retry failed log
     declare -A result count
     for run in $(seq 1 "$runs"); do
         out=$work/suite/run$run
@@ -160,9 +162,13 @@ suite_run() {
                 log=$out/$side/$(suite_log_name "$t")
                 r=$(run_one "$side" "$t" "$log.log")
                 if [ "$side" = ferromq ] && suite_bad "$r" && [ -z "${known[$t]:-}" ]; then
-                    r2=$(run_one "$side" "$t" "$log.retry.log")
-                    echo "ferromq, $t: $r ($(why "$log.log")), then $r2 on the retry"
-                    r="$r2 (retried)"
+                    first=$r
+                    for retry in 1 2; do
+                        r=$(run_one "$side" "$t" "$log.retry$retry.log")
+                        suite_bad "$r" || break
+                    done
+                    echo "ferromq, $t: $first ($(why "$log.log")), then $r on retry $retry"
+                    r="$r (retried)"
                 fi
                 result[$side,$t]=$r
                 count[${r%% *}]=$((count[${r%% *}] + 1))

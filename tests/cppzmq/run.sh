@@ -3,7 +3,7 @@
 # through which most C++ programs use libzmq; its tests are Catch2 cases) from Debian's orig
 # tarball against ferromq's zmq.h and libzmq.so and, as the control, against the system's libzmq
 # (Debian's libzmq3-dev 4.3.4), and runs it one test case per process (tests/suite_lib.sh's
-# loop: a ferromq failure outside known_failures.txt runs once more before it counts; results
+# loop: a ferromq failure outside known_failures.txt runs up to twice more before it counts; results
 # in <work>/suite/runN/results.csv). No cppzmq code is kept in this repository.
 #
 #   tests/cppzmq/run.sh [options] [case...]

@@ -2,7 +2,7 @@
 # Builds CZMQ 4.2.1 (the high-level C binding Zyre and Malamute sit on) from Debian's orig
 # tarball against ferromq's zmq.h and libzmq.so and, as the control, against the system's libzmq
 # (Debian's libzmq3-dev 4.3.4), runs its own selftest one class per process (tests/suite_lib.sh's
-# loop: a ferromq failure outside known_failures.txt runs once more before it counts; results in
+# loop: a ferromq failure outside known_failures.txt runs up to twice more before it counts; results in
 # <work>/suite/runN/results.csv). No CZMQ code is kept in this repository.
 #
 #   tests/czmq/run.sh [options] [class...]
@@ -112,7 +112,7 @@ run_one() {
 why() {
   grep -m 1 -o '[a-z_]*\.c:[0-9]*: [^:]*: Assertion .*' "$1" || tail -n 1 "$1"
 }
-# A ferromq failure outside known_failures.txt runs once more before it counts (suite_run): for
+# A ferromq failure outside known_failures.txt runs up to twice more before it counts (suite_run): for
 # zgossip, whose selftest expects alpha's two own PUBLISH commands to reach its zloop before
 # base forwards beta's first tuple, which a 2-core machine breaks now and then, on either
 # library (zgossip.c:693, an assertion: the retry counts a crash as a failure too).

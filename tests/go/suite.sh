@@ -17,7 +17,7 @@
 # the system's. Each test runs alone in its own process (`-test.run '^Name$'`), so a crash or a
 # hang costs that test only. The draft subpackage is not built: it needs ZMQ_BUILD_DRAFT_API,
 # which neither library has. suite_skip.txt names the tests not run, each with why. A ferromq
-# failure outside suite_known_failures.txt runs once more, alone (a loaded 2-core machine): the
+# failure outside suite_known_failures.txt runs up to twice more, alone (a loaded 2-core machine): the
 # results say "(retried)".
 #
 # Results go to target/go/suite/run<N>/: <side>/<Test>.log and results.csv (test, ferromq,

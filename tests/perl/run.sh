@@ -22,7 +22,7 @@
 # neither and gets the system's. The LD_DEBUG=libs check proves each side's choice once. Each
 # t/*.t runs alone in its own process (prove, in the tarball's directory: the tests open
 # t/lib); skip.txt names the files not run, known_failures.txt the ferromq failures, each with
-# why. A ferromq failure outside known_failures.txt runs once more before it counts
+# why. A ferromq failure outside known_failures.txt runs up to twice more before it counts
 # (tests/suite_lib.sh's loop). Results in <work>/suite/run<N>/: <side>/<file>.log and
 # results.csv (test, ferromq, control).
 set -euo pipefail

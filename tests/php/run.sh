@@ -5,7 +5,7 @@
 # tarball once per side with phpize (Debian's php8.2-dev) and loaded with
 # `php -d extension=.../zmq.so`, never installed into the system's PHP; each .phpt runs alone
 # through PHP's run-tests.php (tests/suite_lib.sh's loop: a ferromq failure outside
-# known_failures.txt runs once more before it counts; results in <work>/suite/runN/results.csv).
+# known_failures.txt runs up to twice more before it counts; results in <work>/suite/runN/results.csv).
 #
 #   tests/php/run.sh [options] [test...]        (a test: the .phpt's name without .phpt)
 #     --control     build and run against the system's libzmq too, and print the differences

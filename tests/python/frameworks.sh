@@ -17,7 +17,7 @@
 #
 # Each unittest TestCase class (e.g. aiozmq:tests/rpc_test.py::LoopRpcTests) runs in its own
 # pytest process, one at a time (tests/suite_lib.sh's loop; a ferromq failure outside the known
-# list runs once more before it counts). The sources are the frameworks' release tarballs as
+# list runs up to twice more before it counts). The sources are the frameworks' release tarballs as
 # Debian ships them (orig tarballs, identical to the PyPI sdists), sha256-checked and unpacked
 # under target/pyzmq/frameworks, where the results go too: suite/run<N>/<side>/<test>.log and
 # results.csv. frameworks_skip.txt names the test cases not run, each with why.

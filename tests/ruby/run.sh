@@ -24,7 +24,7 @@
 # known_failures.txt the ferromq failures. Debian's ffi-rzmq-core opens 'libzmq.so.5' by name:
 # the ferromq side sets LD_LIBRARY_PATH to ffi/install.sh's prefix (dev profile), the control
 # leaves it empty, and an LD_DEBUG=libs run proves each side's choice once. Each example runs
-# alone in its own process; a ferromq failure outside known_failures.txt runs once more before
+# alone in its own process; a ferromq failure outside known_failures.txt runs up to twice more before
 # it counts (tests/suite_lib.sh's loop). Results in <work>/suite/run<N>/: <side>/<test>.log and
 # results.csv (test, ferromq, control).
 set -euo pipefail

@@ -24,7 +24,7 @@
 # tests of the crate's own types; no libzmq call). Each test runs alone in its own process
 # (`--exact`), so a crash or a hang costs that test only; the crate's `test!` macro also fails a
 # test after 10 s. suite_skip.txt names the tests not run, each with why. A ferromq failure
-# outside suite_known_failures.txt runs once more, alone (a loaded 2-core machine): the results
+# outside suite_known_failures.txt runs up to twice more, alone (a loaded 2-core machine): the results
 # say "(retried)".
 #
 # Results go to target/rust_zmq/suite/run<N>/: <side>/<file>.<test>.log and results.csv (test,
