@@ -16,16 +16,6 @@
  */
 #include "raw_socket.h"
 
-static void read_all (int s, char *p, size_t size)
-{
-    for (size_t off = 0; off < size;) {
-        ssize_t n = read (s, p + off, size - off);
-        if (n <= 0)
-            die ("read");
-        off += n;
-    }
-}
-
 static void write_all (int s, const char *p, size_t size)
 {
     for (size_t off = 0; off < size;) {

@@ -122,6 +122,17 @@ static int raw_connect (const char *endpoint)
     }
 }
 
+/* Reads SIZE bytes into P with blocking reads, each taking what has arrived. */
+static void read_all (int s, char *p, size_t size)
+{
+    for (size_t off = 0; off < size;) {
+        ssize_t n = read (s, p + off, size - off);
+        if (n <= 0)
+            die ("read");
+        off += n;
+    }
+}
+
 /* SIZE bytes that start OFFSET bytes into a page. */
 static char *raw_buffer (size_t size, size_t offset)
 {

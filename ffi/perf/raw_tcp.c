@@ -131,18 +131,8 @@ int main (int argc, char **argv)
     double t0 = 0;
     for (long k = 0; k < count; k++) {
         char *buf = bufs[k % rbufs];
-        for (size_t off = 0; off < head;) {
-            ssize_t n = read (s, buf + off, head - off);
-            if (n <= 0)
-                die ("read");
-            off += n;
-        }
-        for (size_t off = 0; off < size;) {
-            ssize_t n = read (s, buf + off, size - off);
-            if (n <= 0)
-                die ("read");
-            off += n;
-        }
+        read_all (s, buf, head);
+        read_all (s, buf, size);
         if (k == 0)
             t0 = now ();
     }
